@@ -1,0 +1,291 @@
+/*
+ * jitarena.h - a compiler arena allocator that counts every allocation by kind.
+ *
+ * This header is the contract of the jitarena library: the C API, its error codes and the
+ * layout of the arena's public head, which the Rust side takes from here through bindgen.
+ * It compiles as C99 and as C++ (any standard from C++11).
+ *
+ * Model
+ * -----
+ * An arena hands out memory for one compilation (one method): many small requests, freed all
+ * at once by jitarena_reset() or jitarena_destroy(). Every request carries a *kind* (the .NET
+ * JIT's CMK_* values, say), and optionally the arena is told the current *phase*. The arena
+ * counts requested bytes and allocations per kind on its inline fast path (three additions),
+ * and bytes per phase out of line, at phase switches.
+ *
+ *   jitarena_config cfg;
+ *   jitarena_config_init(&cfg);
+ *   cfg.kind_names = my_kind_names; cfg.kind_count = MY_KIND_COUNT;
+ *   jitarena* a = jitarena_create(&cfg);
+ *   void* p = jitarena_alloc(a, 48, MY_KIND_ASTNODE);      // inline, no call
+ *   ...
+ *   jitarena_method_done(a, &method);                       // per-method record (stats log)
+ *   jitarena_reset(a);                                      // next method
+ *   jitarena_destroy(a);
+ *
+ * Threads: one arena is used by one thread at a time (no locking inside an arena); any number
+ * of arenas may be used on any number of threads at once. Process-wide state (the aggregate
+ * and the stats log) is thread-safe.
+ *
+ * Errors: no function aborts or unwinds into the caller. A function that fails returns NULL
+ * or a non-zero jitarena_error code; jitarena_strerror() names a code, and
+ * jitarena_last_error_message() gives this thread's last failure in detail (with file names).
+ */
+#ifndef JITARENA_H
+#define JITARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of this ABI. jitarena_abi_version() returns the version the library was built with;
+ *  a caller should refuse to run when the two differ. */
+#define JITARENA_ABI_VERSION 1u
+
+/** Kinds 0 .. JITARENA_MAX_KINDS-1 can be named; every allocation with a kind at or above
+ *  kind_count is counted in the invalid-kind bucket. */
+#define JITARENA_MAX_KINDS 256u
+
+/** Counter slots of the public head: one per nameable kind, plus the slot for kinds
+ *  >= JITARENA_MAX_KINDS. */
+#define JITARENA_KIND_SLOTS (JITARENA_MAX_KINDS + 1u)
+
+/** Pass this to jitarena_kind_bytes() / jitarena_kind_count() to read the invalid-kind bucket:
+ *  every allocation whose kind was >= the configured kind_count. */
+#define JITARENA_INVALID_KIND 0xFFFFFFFFu
+
+/** At most this many phases can be named. */
+#define JITARENA_MAX_PHASES 1024u
+
+/** jitarena_set_phase() with this value (or any phase >= phase_count) attributes bytes to the
+ *  "no phase" bucket, which is also where bytes go before the first jitarena_set_phase(). Pass it
+ *  to jitarena_phase_bytes() to read that bucket. */
+#define JITARENA_NO_PHASE 0xFFFFFFFFu
+
+/** Default page size: 64 KiB, as the .NET JIT's arena. */
+#define JITARENA_DEFAULT_PAGE_SIZE 65536u
+
+/** Smallest and largest page sizes jitarena_create() accepts. */
+#define JITARENA_MIN_PAGE_SIZE 4096u
+#define JITARENA_MAX_PAGE_SIZE 1073741824u
+
+/** Failure codes. 0 is success. The values are stable across versions. */
+typedef enum jitarena_error {
+    JITARENA_OK = 0,
+    /** A required pointer argument was NULL. */
+    JITARENA_E_NULL = 1,
+    /** The page allocator (built-in or the host's page_alloc) returned no memory. */
+    JITARENA_E_OUT_OF_MEMORY = 2,
+    /** The requested size cannot be represented (larger than half the address space). */
+    JITARENA_E_SIZE_OVERFLOW = 3,
+    /** Obtaining another page would exceed the configured limit_bytes. */
+    JITARENA_E_LIMIT = 4,
+    /** The configuration was rejected (struct_size, counts, page size, names). */
+    JITARENA_E_CONFIG = 5,
+    /** An internal error was caught at the API boundary; the arena is still usable. */
+    JITARENA_E_INTERNAL = 6,
+    /** The stats log or trace file could not be opened, written or closed. */
+    JITARENA_E_IO = 7,
+    /** A call came in the wrong order (for example a log opened twice), or the arena pointer
+     *  does not point to a live arena. */
+    JITARENA_E_STATE = 8
+} jitarena_error;
+
+/** Configuration of an arena. Always fill with jitarena_config_init() first, then set fields:
+ *  a config from an older header (smaller struct_size) stays valid, the fields it lacks take
+ *  their defaults. */
+typedef struct jitarena_config {
+    /** Set by jitarena_config_init() to sizeof(jitarena_config). */
+    size_t struct_size;
+    /** Names of kinds 0 .. kind_count-1 (NUL-terminated, non-NULL, unique). Copied at create. */
+    const char* const* kind_names;
+    /** Number of kinds, 0 .. JITARENA_MAX_KINDS. */
+    uint32_t kind_count;
+    /** Number of phases, 0 .. JITARENA_MAX_PHASES (0 with phase_names NULL: no phases). */
+    uint32_t phase_count;
+    /** Names of phases 0 .. phase_count-1, or NULL when phase_count is 0. Copied at create. */
+    const char* const* phase_names;
+    /** Bytes per page obtained from the page allocator. Default 64 KiB. */
+    size_t page_size;
+    /** 0: no limit; otherwise the most page bytes the arena may hold at once. A request that
+     *  would need more fails with JITARENA_E_LIMIT. */
+    uint64_t limit_bytes;
+    /** Page allocator, or NULL for the built-in one. Must return memory aligned to at least 8
+     *  bytes, or NULL. */
+    void* (*page_alloc)(void* host, size_t size);
+    /** Frees what page_alloc returned, with the same size. Required when page_alloc is set. */
+    void (*page_free)(void* host, void* page, size_t size);
+    /** Passed unchanged to page_alloc and page_free. */
+    void* host;
+} jitarena_config;
+
+/** An arena. Opaque but for its first member, the public head that the inline fast path uses. */
+typedef struct jitarena jitarena;
+
+/** The first member of every arena: the bump window and the per-kind counters. Read it only
+ *  through the functions below; the layout is part of the ABI version. */
+typedef struct jitarena_head {
+    /** Bytes requested, all kinds together (the per-phase counters are taken from it). Kept
+     *  apart from kind_bytes[0] so that compilers do not merge the two additions into vector
+     *  instructions, which costs more than it saves. */
+    uint64_t total_bytes;
+    /** Next free byte of the current page; always a multiple of 8. */
+    uintptr_t cursor;
+    /** End of the bump window: at most a quarter page past the cursor, so that larger
+     *  requests reach the slow path and get a page of their own. cursor == limit forces the
+     *  slow path (the arena keeps it so while it records a trace). */
+    uintptr_t limit;
+    /** Bytes requested per kind slot (before rounding). */
+    uint64_t kind_bytes[JITARENA_KIND_SLOTS];
+    /** Allocations per kind slot. */
+    uint64_t kind_count[JITARENA_KIND_SLOTS];
+} jitarena_head;
+
+/** A finished method, passed to jitarena_method_done(). */
+typedef struct jitarena_method {
+    /** Set to sizeof(jitarena_method). */
+    size_t struct_size;
+    /** The method's full name (NUL-terminated), or NULL if unknown. */
+    const char* name;
+    /** The replay tool's index of the method (its context number), or -1 if unknown. */
+    int64_t context;
+    /** Optimization level or tier ("MinOpts", "FullOpts", "Tier0", "Tier1", ...), or NULL. */
+    const char* tier;
+} jitarena_method;
+
+/* ---- Version and errors ------------------------------------------------------------------ */
+
+/** The ABI version the library was built with (JITARENA_ABI_VERSION of its header). */
+uint32_t jitarena_abi_version(void);
+
+/** A static, human-readable text for a failure code; never NULL, also for unknown codes. */
+const char* jitarena_strerror(int code);
+
+/** The calling thread's last failure message (naming the file, size or field at fault), or ""
+ *  if none. Valid until this thread's next jitarena call. */
+const char* jitarena_last_error_message(void);
+
+/* ---- Arena life cycle --------------------------------------------------------------------- */
+
+/** Fills *config with the defaults: no kinds, no phases, 64 KiB pages, no limit, built-in page
+ *  allocator. NULL is ignored. */
+void jitarena_config_init(jitarena_config* config);
+
+/** Creates an arena, or returns NULL (see jitarena_last_error_message()) when the config is
+ *  NULL or invalid or memory is exhausted. No page is obtained until the first allocation. */
+jitarena* jitarena_create(const jitarena_config* config);
+
+/** Frees the arena and every page it holds. NULL is ignored. The arena must not be used after. */
+void jitarena_destroy(jitarena* arena);
+
+/** Empties the arena for the next method: every allocation is released (its memory may be
+ *  reused), counters, phase and failure are zeroed, and one page is kept. NULL is ignored. */
+void jitarena_reset(jitarena* arena);
+
+/* ---- Allocation --------------------------------------------------------------------------- */
+
+/** Out-of-line part of jitarena_alloc(): new pages, large requests, limits, tracing. Call
+ *  jitarena_alloc() instead. */
+void* jitarena_alloc_slow(jitarena* arena, size_t size, uint32_t kind);
+
+#if defined(__GNUC__) || defined(__clang__)
+#define JITARENA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define JITARENA_UNLIKELY(x) (x)
+#endif
+
+/**
+ * Allocates size bytes of kind `kind`. Returns memory aligned to at least 8 bytes that overlaps
+ * no other live allocation of any arena, or NULL when the arena is NULL, memory is exhausted,
+ * the size cannot be represented or the limit would be exceeded; jitarena_failure() then says
+ * why. A size of 0 returns a distinct 8-byte block. A kind >= kind_count is counted in the
+ * invalid-kind bucket. The memory is uninitialised and stays valid until reset or destroy.
+ *
+ * Fast path: a bump of the cursor and three counter additions, no call, no lock.
+ * With JITARENA_NO_COUNTERS defined before this header, the additions are compiled out (to
+ * measure their cost); such allocations are then not counted.
+ */
+static inline void* jitarena_alloc(jitarena* arena, size_t size, uint32_t kind) {
+    jitarena_head* head = (jitarena_head*)arena;
+    /* Rounded to 8; 0 for size 0 and for sizes that wrap, both of which take the slow path
+     * through the unsigned "rounded - 1" below. */
+    size_t rounded = (size + 7u) & ~(size_t)7u;
+    uintptr_t cursor;
+    if (JITARENA_UNLIKELY(head == NULL)) {
+        return jitarena_alloc_slow(arena, size, kind);
+    }
+    cursor = head->cursor;
+    if (JITARENA_UNLIKELY(rounded - 1u >= (size_t)(head->limit - cursor))) {
+        return jitarena_alloc_slow(arena, size, kind);
+    }
+    head->cursor = cursor + rounded;
+#ifndef JITARENA_NO_COUNTERS
+    {
+        uint32_t slot = kind < JITARENA_MAX_KINDS ? kind : JITARENA_MAX_KINDS;
+        head->total_bytes += size;
+        head->kind_bytes[slot] += size;
+        head->kind_count[slot] += 1u;
+    }
+#else
+    (void)kind;
+#endif
+    return (void*)cursor;
+}
+
+/* ---- Phases ------------------------------------------------------------------------------- */
+
+/** From now on, bytes are attributed to `phase` (JITARENA_NO_PHASE or an out-of-range value:
+ *  the "no phase" bucket). Out of line, O(1); costs nothing on the fast path. NULL is ignored. */
+void jitarena_set_phase(jitarena* arena, uint32_t phase);
+
+/* ---- Readers (NULL arena: 0) -------------------------------------------------------------- */
+
+/** The last failure of this arena (a jitarena_error), 0 if none since create or reset. */
+int jitarena_failure(const jitarena* arena);
+
+/** Bytes requested with `kind` (before rounding, as the .NET JIT's statistics count them);
+ *  JITARENA_INVALID_KIND reads the invalid-kind bucket; other out-of-range kinds read 0. */
+uint64_t jitarena_kind_bytes(const jitarena* arena, uint32_t kind);
+
+/** Number of allocations with `kind`; JITARENA_INVALID_KIND as for jitarena_kind_bytes(). */
+uint64_t jitarena_kind_count(const jitarena* arena, uint32_t kind);
+
+/** Bytes requested while `phase` was current; JITARENA_NO_PHASE reads the "no phase" bucket. */
+uint64_t jitarena_phase_bytes(const jitarena* arena, uint32_t phase);
+
+/** Bytes requested, all kinds. */
+uint64_t jitarena_total_bytes(const jitarena* arena);
+
+/** Allocations, all kinds. */
+uint64_t jitarena_total_count(const jitarena* arena);
+
+/** Bytes handed out, after rounding each request up to 8. */
+uint64_t jitarena_used_bytes(const jitarena* arena);
+
+/** Page bytes currently obtained from the page allocator. */
+uint64_t jitarena_reserved_bytes(const jitarena* arena);
+
+/** Pages currently held (normal and large). */
+uint64_t jitarena_page_count(const jitarena* arena);
+
+/** The largest single request, in bytes: exact whenever it exceeds a quarter page (16 KiB by
+ *  default), as every such request takes the out-of-line path; otherwise the largest request
+ *  that took that path (a lower bound), as comparing on the inline path would cost two more
+ *  instructions per allocation. */
+uint64_t jitarena_largest_alloc(const jitarena* arena);
+
+/** 1 if a request failed with JITARENA_E_LIMIT since create or reset, else 0. */
+int jitarena_limit_hit(const jitarena* arena);
+
+/** The configured number of kinds and phases (0 for NULL). */
+uint32_t jitarena_kind_count_configured(const jitarena* arena);
+uint32_t jitarena_phase_count_configured(const jitarena* arena);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* JITARENA_H */

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Counts instructions with valgrind's callgrind (exact and repeatable on a noisy machine):
+# instructions per allocation of the header's inline path with counters and without
+# (JITARENA_NO_COUNTERS), on one million JIT-like allocations (benches/c/alloc_loop.c).
+#
+#   scripts/callgrind.sh            # prints a table; exit 1 if counting costs more than 3
+#                                   # instructions per allocation at fixed-kind call sites
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
+cargo build --release --lib --quiet
+out=target/callgrind
+mkdir -p "$out"
+cc=${CC:-cc}
+for variant in counted uncounted; do
+  flags=""
+  [ "$variant" = uncounted ] && flags="-DJITARENA_NO_COUNTERS"
+  $cc -O2 -std=c99 -Wall -Iinclude $flags benches/c/alloc_loop.c target/release/libjitarena.a \
+      -lpthread -ldl -lm -lrt -o "$out/alloc_loop_$variant"
+done
+
+# Instructions executed inside one function (inclusive of what it calls), read from callgrind.
+count() { # variant mode function
+  local file="$out/cg.$1.$2"
+  valgrind --tool=callgrind --callgrind-out-file="$file" --toggle-collect="$3" \
+      "$out/alloc_loop_$1" "$2" >/dev/null 2>&1
+  callgrind_annotate "$file" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n { gsub(",", "", $1); print $1; n = 1 }'
+}
+
+printf '%-34s %14s %14s %10s\n' "loop (1,000,000 allocations)" "counted" "uncounted" "difference"
+status=0
+for mode in sites table; do
+  c=$(count counted $mode run_$mode)
+  u=$(count uncounted $mode run_$mode)
+  line=$(awk -v c="$c" -v u="$u" 'BEGIN { printf "%14.2f %14.2f %10.2f", c/1e6, u/1e6, (c-u)/1e6 }')
+  label="fixed-kind call sites (JIT-like)"
+  [ "$mode" = table ] && label="kind from a table (run-time kind)"
+  printf '%-34s %s\n' "$label" "$line"
+  if [ "$mode" = sites ]; then
+    awk -v c="$c" -v u="$u" 'BEGIN { exit !((c-u)/1e6 > 3) }' && status=1
+  fi
+done
+echo "(instructions per allocation, inline path plus its share of the slow path and resets)"
+exit $status

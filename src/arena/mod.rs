@@ -1,0 +1,286 @@
+//! The arena, with a safe Rust API over the same core as the C ABI.
+//!
+//! ```
+//! use jitarena::{Arena, Config, Kind, Phase};
+//!
+//! const AST: Kind = Kind(0);
+//! const LSRA: Kind = Kind(1);
+//! let config = Config::new(&["ASTNode", "LSRA"]).phases(&["Import", "RegAlloc"]);
+//! let mut arena = Arena::new(&config)?;
+//!
+//! arena.set_phase(Phase(0));
+//! let node: &mut [u64; 6] = arena.alloc(AST, [0u64; 6])?;
+//! node[0] = 42;
+//! arena.set_phase(Phase(1));
+//! let intervals = arena.alloc_slice_copy(LSRA, &[1u32, 2, 3])?;
+//! assert_eq!(intervals.len(), 3);
+//!
+//! let stats = arena.snapshot();
+//! assert_eq!(stats.kind_bytes("ASTNode"), Some(48));
+//! assert_eq!(stats.counters.phase_bytes[1], 12); // RegAlloc
+//! arena.reset(); // the next method: empty again, counters zeroed
+//! assert_eq!(arena.snapshot().counters.total_bytes(), 0);
+//! # Ok::<(), jitarena::Error>(())
+//! ```
+
+pub(crate) mod raw;
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use crate::counters::{Counters, Schema};
+use crate::error::{Error, ErrorCode};
+use crate::sys::{
+    JITARENA_DEFAULT_PAGE_SIZE, JITARENA_MAX_KINDS, JITARENA_MAX_PAGE_SIZE, JITARENA_MIN_PAGE_SIZE,
+};
+use raw::{ArenaSetup, Pager, RawArena, ALIGN};
+
+/// An allocation kind: an index into the configured kind names. Kinds at or above the
+/// number of names are counted in the invalid-kind bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Kind(pub u32);
+
+/// A phase: an index into the configured phase names ([`Phase::NONE`] for none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Phase(pub u32);
+
+impl Phase {
+    /// No phase: bytes go to the "no phase" bucket.
+    pub const NONE: Phase = Phase(u32::MAX);
+}
+
+/// How to build an arena: names of kinds and phases, page size, memory limit.
+#[derive(Debug, Clone)]
+pub struct Config {
+    kinds: Vec<String>,
+    phases: Vec<String>,
+    page_size: usize,
+    limit_bytes: u64,
+}
+
+impl Config {
+    /// A configuration with these kind names, no phases, 64 KiB pages and no limit.
+    pub fn new<S: AsRef<str>>(kinds: &[S]) -> Config {
+        Config {
+            kinds: kinds.iter().map(|k| k.as_ref().to_string()).collect(),
+            phases: Vec::new(),
+            page_size: JITARENA_DEFAULT_PAGE_SIZE as usize,
+            limit_bytes: 0,
+        }
+    }
+
+    /// Sets the phase names.
+    pub fn phases<S: AsRef<str>>(mut self, phases: &[S]) -> Config {
+        self.phases = phases.iter().map(|p| p.as_ref().to_string()).collect();
+        self
+    }
+
+    /// Sets the page size in bytes (4 KiB to 1 GiB; a multiple of 8).
+    pub fn page_size(mut self, bytes: usize) -> Config {
+        self.page_size = bytes;
+        self
+    }
+
+    /// Sets the most page bytes the arena may hold (0: no limit).
+    pub fn limit_bytes(mut self, bytes: u64) -> Config {
+        self.limit_bytes = bytes;
+        self
+    }
+
+    pub(crate) fn setup(&self, pager: Pager) -> Result<ArenaSetup, Error> {
+        let schema = Schema::new(self.kinds.clone(), self.phases.clone())?.interned();
+        check_page_size(self.page_size)?;
+        Ok(ArenaSetup {
+            schema,
+            page_size: self.page_size,
+            limit_bytes: self.limit_bytes,
+            pager,
+        })
+    }
+}
+
+/// Checks a page size against the limits of the header.
+pub(crate) fn check_page_size(bytes: usize) -> Result<(), Error> {
+    let (min, max) = (
+        JITARENA_MIN_PAGE_SIZE as usize,
+        JITARENA_MAX_PAGE_SIZE as usize,
+    );
+    if bytes < min || bytes > max || bytes % ALIGN != 0 {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!("page size {bytes} is not a multiple of 8 between {min} and {max}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The counters of an arena at one moment, with the names they refer to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The kind and phase names.
+    pub schema: Arc<Schema>,
+    /// The counters, laid out against `schema`.
+    pub counters: Counters,
+}
+
+impl Snapshot {
+    /// Bytes requested with the kind of this name.
+    pub fn kind_bytes(&self, name: &str) -> Option<u64> {
+        let i = self.schema.kinds.iter().position(|k| k == name)?;
+        Some(self.counters.kind_bytes[i])
+    }
+}
+
+/// An arena for one thread at a time: allocations live until [`Arena::reset`] or drop, and are
+/// counted by kind and phase. Values put in it are never dropped (as with `bumpalo`).
+pub struct Arena {
+    raw: NonNull<RawArena>,
+    /// Not `Sync`: allocation mutates the arena through `&self`.
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+// SAFETY: an `Arena` owns its `RawArena` exclusively; moving it to another thread moves that
+// ownership (the pages and the host context travel with it, as a C caller may do too).
+unsafe impl Send for Arena {}
+
+impl Arena {
+    /// A new arena with the built-in page allocator.
+    pub fn new(config: &Config) -> Result<Arena, Error> {
+        let raw = RawArena::new(config.setup(Pager::Builtin)?);
+        Ok(Arena {
+            raw: NonNull::from(Box::leak(raw)),
+            _not_sync: PhantomData,
+        })
+    }
+
+    fn raw(&self) -> &RawArena {
+        // SAFETY: `raw` is a live box owned by `self`; no `&mut` to it outlives a method call.
+        unsafe { self.raw.as_ref() }
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn raw_mut(&self) -> &mut RawArena {
+        // SAFETY: `Arena` is !Sync and no method keeps a reference to the `RawArena` past its
+        // return, so this is the only reference while it lives (the same argument as `Cell`).
+        unsafe { &mut *self.raw.as_ptr() }
+    }
+
+    /// Allocates `size` bytes of `kind`, aligned to 8, uninitialised; the same fast path as the
+    /// C header's `jitarena_alloc`.
+    #[inline]
+    pub fn alloc_bytes(&self, size: usize, kind: Kind) -> Result<NonNull<u8>, Error> {
+        let raw = self.raw_mut();
+        let rounded = size.wrapping_add(7) & !7;
+        let head = &mut raw.head;
+        if rounded.wrapping_sub(1) < head.limit - head.cursor {
+            let at = head.cursor;
+            head.cursor = at + rounded;
+            let slot = kind.0.min(JITARENA_MAX_KINDS) as usize;
+            head.total_bytes = head.total_bytes.wrapping_add(size as u64);
+            head.kind_bytes[slot] = head.kind_bytes[slot].wrapping_add(size as u64);
+            head.kind_count[slot] = head.kind_count[slot].wrapping_add(1);
+            // SAFETY: `at` is inside a live page, never 0.
+            return Ok(unsafe { NonNull::new_unchecked(at as *mut u8) });
+        }
+        let p = raw.alloc_slow(size, kind.0)?;
+        // SAFETY: the slow path never returns a null pointer on success.
+        Ok(unsafe { NonNull::new_unchecked(p) })
+    }
+
+    /// Moves `value` into the arena. Alignments above 8 are honoured by over-allocating.
+    // Each call returns fresh memory, so `&mut` results never alias (as in bumpalo).
+    #[allow(clippy::mut_from_ref)]
+    pub fn alloc<T>(&self, kind: Kind, value: T) -> Result<&mut T, Error> {
+        let p = self
+            .alloc_layout(std::alloc::Layout::new::<T>(), kind)?
+            .cast::<T>();
+        // SAFETY: `p` is fresh, aligned for T, large enough and exclusively ours.
+        unsafe {
+            p.as_ptr().write(value);
+            Ok(&mut *p.as_ptr())
+        }
+    }
+
+    /// Copies a slice into the arena.
+    #[allow(clippy::mut_from_ref)]
+    pub fn alloc_slice_copy<T: Copy>(&self, kind: Kind, src: &[T]) -> Result<&mut [T], Error> {
+        let layout = std::alloc::Layout::for_value(src);
+        let p = self.alloc_layout(layout, kind)?.cast::<T>();
+        // SAFETY: `p` is fresh, aligned for T and has room for `src.len()` values of T.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), p.as_ptr(), src.len());
+            Ok(std::slice::from_raw_parts_mut(p.as_ptr(), src.len()))
+        }
+    }
+
+    fn alloc_layout(&self, layout: std::alloc::Layout, kind: Kind) -> Result<NonNull<u8>, Error> {
+        if layout.align() <= ALIGN {
+            return self.alloc_bytes(layout.size(), kind);
+        }
+        let padded = layout
+            .size()
+            .checked_add(layout.align() - ALIGN)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::SizeOverflow,
+                    format!("{} bytes aligned to {}", layout.size(), layout.align()),
+                )
+            })?;
+        let p = self.alloc_bytes(padded, kind)?;
+        let offset = p.as_ptr().align_offset(layout.align());
+        // SAFETY: offset < align - 8 + 1 and the block has align - 8 bytes of slack.
+        Ok(unsafe { NonNull::new_unchecked(p.as_ptr().add(offset)) })
+    }
+
+    /// Attributes bytes from now on to `phase`.
+    pub fn set_phase(&self, phase: Phase) {
+        self.raw_mut().set_phase(phase.0);
+    }
+
+    /// Empties the arena for the next method: memory is reused, counters are zeroed.
+    pub fn reset(&mut self) {
+        self.raw_mut().reset();
+    }
+
+    /// The last failure since creation or reset.
+    pub fn failure(&self) -> Option<ErrorCode> {
+        ErrorCode::from_raw(self.raw().failure())
+    }
+
+    /// The kind with this name, if configured.
+    pub fn kind(&self, name: &str) -> Option<Kind> {
+        self.raw()
+            .schema
+            .kinds
+            .iter()
+            .position(|k| k == name)
+            .map(|i| Kind(i as u32))
+    }
+
+    /// The phase with this name, if configured.
+    pub fn phase(&self, name: &str) -> Option<Phase> {
+        self.raw()
+            .schema
+            .phases
+            .iter()
+            .position(|p| p == name)
+            .map(|i| Phase(i as u32))
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> Snapshot {
+        let raw = self.raw();
+        Snapshot {
+            schema: Arc::clone(&raw.schema),
+            counters: raw.counters(),
+        }
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from `Box::leak` in `Arena::new` and is dropped only here.
+        drop(unsafe { Box::from_raw(self.raw.as_ptr()) });
+    }
+}

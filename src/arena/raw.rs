@@ -1,0 +1,440 @@
+//! The arena core behind both the C ABI and the safe Rust API: pages, the slow path, limits,
+//! phases and the readers. The fast path lives in `include/jitarena.h` (and its Rust twin in
+//! `Arena::alloc_bytes`); both bump `head.cursor` and add to `head`'s counters, and call
+//! [`RawArena::alloc_slow`] for everything else.
+
+use std::alloc::Layout;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+use crate::counters::{Counters, Schema};
+use crate::error::{Error, ErrorCode};
+use crate::sys::{jitarena_head, JITARENA_KIND_SLOTS, JITARENA_MAX_KINDS};
+
+/// Marks a live arena; cleared on destroy, so that most uses after destroy are refused.
+const MAGIC: u64 = 0x6a69_7461_7265_6e61;
+/// Largest request served: half the address space, so that no size arithmetic can wrap.
+pub(crate) const MAX_REQUEST: usize = isize::MAX as usize / 2;
+/// Alignment of every allocation (and of the built-in allocator's pages: 16).
+pub(crate) const ALIGN: usize = 8;
+const PAGE_ALIGN: usize = 16;
+
+/// Host page allocator callbacks, as in `jitarena_config`.
+pub(crate) type PageAllocFn = unsafe extern "C" fn(*mut c_void, usize) -> *mut c_void;
+/// Host page free callback, as in `jitarena_config`.
+pub(crate) type PageFreeFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize);
+
+/// Where pages come from.
+#[derive(Clone, Copy)]
+pub(crate) enum Pager {
+    /// The Rust global allocator.
+    Builtin,
+    /// The host's callbacks and context.
+    Host {
+        alloc: PageAllocFn,
+        free: PageFreeFn,
+        host: *mut c_void,
+    },
+}
+
+/// A checked arena configuration (from `jitarena_config` or from [`crate::Config`]).
+#[derive(Clone)]
+pub(crate) struct ArenaSetup {
+    pub schema: Arc<Schema>,
+    pub page_size: usize,
+    pub limit_bytes: u64,
+    pub pager: Pager,
+}
+
+struct Page {
+    base: *mut u8,
+    size: usize,
+}
+
+/// One arena. `head` must stay the first field: the C header casts `jitarena*` to
+/// `jitarena_head*`.
+#[repr(C)]
+pub(crate) struct RawArena {
+    pub(crate) head: jitarena_head,
+    magic: u64,
+    pub(crate) schema: Arc<Schema>,
+    page_size: usize,
+    /// Requests above this get a page of their own, so a large request never abandons the
+    /// rest of the current page.
+    large_threshold: usize,
+    limit_bytes: u64,
+    pager: Pager,
+    pages: Vec<Page>,
+    /// Start of the current page's bump area (where `head.cursor` started).
+    window_start: usize,
+    /// End of the current page. `head.limit` stays within `large_threshold` bytes of the
+    /// cursor, so that every large request reaches the slow path (which gives it a page of its
+    /// own and sees it for `largest`).
+    page_end: usize,
+    /// Rounded bytes handed out before the current window (closed windows, large pages).
+    used_closed: u64,
+    reserved: u64,
+    largest: u64,
+    failure: i32,
+    limit_hit: bool,
+    /// Index of the current phase; `schema.phases.len()` is "no phase".
+    phase: usize,
+    /// Whether a size-0 request used a kind slot in `kind_count .. 256` (other requests there
+    /// show in `gap_used` through the bytes).
+    gap_touched: bool,
+    /// `head.total_bytes` when the current phase began.
+    phase_start_total: u64,
+    /// Bytes of closed phase intervals, per phase slot.
+    phase_bytes: Vec<u64>,
+}
+
+impl RawArena {
+    /// A new empty arena (no page yet) on the heap.
+    pub(crate) fn new(setup: ArenaSetup) -> Box<RawArena> {
+        let phases = setup.schema.phases.len();
+        Box::new(RawArena {
+            head: jitarena_head {
+                cursor: 0,
+                limit: 0,
+                total_bytes: 0,
+                kind_bytes: [0; JITARENA_KIND_SLOTS as usize],
+                kind_count: [0; JITARENA_KIND_SLOTS as usize],
+            },
+            magic: MAGIC,
+            schema: setup.schema,
+            page_size: setup.page_size,
+            large_threshold: setup.page_size / 4,
+            limit_bytes: setup.limit_bytes,
+            pager: setup.pager,
+            pages: Vec::new(),
+            window_start: 0,
+            page_end: 0,
+            used_closed: 0,
+            reserved: 0,
+            largest: 0,
+            failure: 0,
+            limit_hit: false,
+            gap_touched: false,
+            phase: phases,
+            phase_start_total: 0,
+            phase_bytes: vec![0; phases + 1],
+        })
+    }
+
+    /// Whether this looks like a live arena (not destroyed).
+    pub(crate) fn is_live(&self) -> bool {
+        self.magic == MAGIC
+    }
+
+    /// Marks the arena dead, just before it is freed.
+    pub(crate) fn kill(&mut self) {
+        self.magic = 0;
+    }
+
+    fn fail(&mut self, code: ErrorCode, message: String) -> Error {
+        self.failure = code as i32;
+        if code == ErrorCode::Limit {
+            self.limit_hit = true;
+        }
+        Error::new(code, message)
+    }
+
+    /// Records a failure caught at the API boundary.
+    pub(crate) fn fail_internal(&mut self, message: &str) {
+        self.fail(ErrorCode::Internal, message.to_string());
+    }
+
+    /// Adds one request to the counters (the same three additions as the inline fast path).
+    #[inline]
+    fn count(&mut self, size: usize, kind: u32) {
+        let slot = kind.min(JITARENA_MAX_KINDS) as usize;
+        let size = size as u64;
+        self.head.total_bytes = self.head.total_bytes.wrapping_add(size);
+        self.head.kind_bytes[slot] = self.head.kind_bytes[slot].wrapping_add(size);
+        self.head.kind_count[slot] = self.head.kind_count[slot].wrapping_add(1);
+    }
+
+    /// Everything the fast path does not: size 0, requests that do not fit the current page,
+    /// large requests, the first page. Counts the request on success.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn alloc_slow(&mut self, size: usize, kind: u32) -> Result<*mut u8, Error> {
+        if size > MAX_REQUEST {
+            return Err(self.fail(
+                ErrorCode::SizeOverflow,
+                format!(
+                    "a request of {size} bytes exceeds the largest request, {MAX_REQUEST} bytes"
+                ),
+            ));
+        }
+        let rounded = size.max(1).next_multiple_of(ALIGN);
+        if size == 0
+            && (self.schema.kinds.len()..JITARENA_MAX_KINDS as usize).contains(&(kind as usize))
+        {
+            self.gap_touched = true;
+        }
+        let ptr = if rounded > self.large_threshold {
+            let base = self.obtain(rounded)?;
+            self.used_closed += rounded as u64;
+            base
+        } else {
+            if self.page_end - self.head.cursor < rounded {
+                self.new_window()?;
+            }
+            let at = self.head.cursor;
+            self.head.cursor = at + rounded;
+            self.head.limit = self.page_end.min(self.head.cursor + self.large_threshold);
+            at as *mut u8
+        };
+        self.count(size, kind);
+        self.largest = self.largest.max(size as u64);
+        Ok(ptr)
+    }
+
+    /// Obtains a normal page and makes it the bump window; the rest of the old one is abandoned.
+    fn new_window(&mut self) -> Result<(), Error> {
+        let base = self.obtain(self.page_size)? as usize;
+        self.used_closed += (self.head.cursor - self.window_start) as u64;
+        self.window_start = base;
+        self.head.cursor = base;
+        self.page_end = base + self.page_size;
+        Ok(())
+    }
+
+    /// Obtains `size` bytes (a multiple of 8) from the page allocator, within the limit.
+    fn obtain(&mut self, size: usize) -> Result<*mut u8, Error> {
+        if self.limit_bytes != 0 && self.reserved + size as u64 > self.limit_bytes {
+            return Err(self.fail(
+                ErrorCode::Limit,
+                format!(
+                    "a page of {size} bytes would bring the arena to {} bytes, over its limit of {} bytes",
+                    self.reserved + size as u64,
+                    self.limit_bytes
+                ),
+            ));
+        }
+        let base = match self.pager {
+            Pager::Builtin => match Layout::from_size_align(size, PAGE_ALIGN) {
+                // SAFETY: the layout has a non-zero size (size >= 8 by construction).
+                Ok(layout) => unsafe { std::alloc::alloc(layout) },
+                Err(_) => ptr::null_mut(),
+            },
+            // SAFETY: the host promised in its config that `alloc` may be called with `host`.
+            Pager::Host { alloc, host, .. } => unsafe { alloc(host, size) as *mut u8 },
+        };
+        if base.is_null() {
+            return Err(self.fail(
+                ErrorCode::OutOfMemory,
+                format!("the page allocator returned no memory for {size} bytes"),
+            ));
+        }
+        if base as usize % ALIGN != 0 {
+            self.release(Page { base, size });
+            return Err(self.fail(
+                ErrorCode::Config,
+                format!("the host's page_alloc returned {base:p}, not aligned to {ALIGN} bytes"),
+            ));
+        }
+        self.pages.push(Page { base, size });
+        self.reserved += size as u64;
+        Ok(base)
+    }
+
+    fn release(&self, page: Page) {
+        match self.pager {
+            Pager::Builtin => {
+                if let Ok(layout) = Layout::from_size_align(page.size, PAGE_ALIGN) {
+                    // SAFETY: `page` came from `std::alloc::alloc` with this very layout.
+                    unsafe { std::alloc::dealloc(page.base, layout) }
+                }
+            }
+            // SAFETY: `page` came from the host's `alloc` with this size and host.
+            Pager::Host { free, host, .. } => unsafe { free(host, page.base.cast(), page.size) },
+        }
+    }
+
+    /// Empties the arena for the next method, keeping the current normal page.
+    pub(crate) fn reset(&mut self) {
+        let keep = (self.window_start != 0)
+            .then(|| {
+                self.pages
+                    .iter()
+                    .position(|p| p.base as usize == self.window_start)
+            })
+            .flatten();
+        let kept = keep.map(|i| self.pages.swap_remove(i));
+        for page in std::mem::take(&mut self.pages) {
+            self.release(page);
+        }
+        self.reserved = 0;
+        match kept {
+            Some(page) => {
+                self.reserved = page.size as u64;
+                self.head.cursor = self.window_start;
+                self.head.limit = self.page_end.min(self.window_start + self.large_threshold);
+                self.pages.push(page);
+            }
+            None => {
+                self.window_start = 0;
+                self.page_end = 0;
+                self.head.cursor = 0;
+                self.head.limit = 0;
+            }
+        }
+        // Zero only the slots in use: the configured kinds and the overflow slot, and the
+        // unnamed slots between them only when something landed there.
+        let kinds = self.schema.kinds.len();
+        let overflow = JITARENA_MAX_KINDS as usize;
+        if self.gap_used() {
+            self.head.kind_bytes[kinds..overflow].fill(0);
+            self.head.kind_count[kinds..overflow].fill(0);
+        }
+        self.head.kind_bytes[..kinds].fill(0);
+        self.head.kind_count[..kinds].fill(0);
+        self.head.kind_bytes[overflow] = 0;
+        self.head.kind_count[overflow] = 0;
+        self.head.total_bytes = 0;
+        self.gap_touched = false;
+        self.used_closed = 0;
+        self.largest = 0;
+        self.failure = 0;
+        self.limit_hit = false;
+        self.phase = self.schema.phases.len();
+        self.phase_start_total = 0;
+        self.phase_bytes.fill(0);
+    }
+
+    /// Switches the phase that bytes are attributed to (out-of-range: "no phase").
+    pub(crate) fn set_phase(&mut self, phase: u32) {
+        let total = self.head.total_bytes;
+        self.phase_bytes[self.phase] += total - self.phase_start_total;
+        self.phase_start_total = total;
+        self.phase = (phase as usize).min(self.schema.phases.len());
+    }
+
+    /// The last failure code, 0 if none.
+    pub(crate) fn failure(&self) -> i32 {
+        self.failure
+    }
+
+    /// Whether any request used an unnamed slot below 256 (an invalid kind): the bytes of the
+    /// named slots and the overflow slot then fall short of the total.
+    fn gap_used(&self) -> bool {
+        let kinds = self.schema.kinds.len();
+        let named: u64 = self.head.kind_bytes[..kinds].iter().sum();
+        let overflow = self.head.kind_bytes[JITARENA_MAX_KINDS as usize];
+        self.gap_touched || named.wrapping_add(overflow) != self.head.total_bytes
+    }
+
+    /// The kind slots of the invalid bucket: the overflow slot, and the unnamed slots between
+    /// `kind_count` and 256 when they were used.
+    fn invalid_slots(&self) -> std::ops::RangeInclusive<usize> {
+        let overflow = JITARENA_MAX_KINDS as usize;
+        if self.gap_used() {
+            self.schema.kinds.len()..=overflow
+        } else {
+            overflow..=overflow
+        }
+    }
+
+    /// Bytes requested with `kind`; `u32::MAX` reads the invalid bucket.
+    pub(crate) fn kind_bytes(&self, kind: u32) -> u64 {
+        self.read_kind(kind, &self.head.kind_bytes)
+    }
+
+    /// Allocations with `kind`; `u32::MAX` reads the invalid bucket.
+    pub(crate) fn kind_count(&self, kind: u32) -> u64 {
+        self.read_kind(kind, &self.head.kind_count)
+    }
+
+    fn read_kind(&self, kind: u32, slots: &[u64]) -> u64 {
+        if (kind as usize) < self.schema.kinds.len() {
+            slots[kind as usize]
+        } else if kind == u32::MAX {
+            slots[self.invalid_slots()].iter().sum()
+        } else {
+            0
+        }
+    }
+
+    /// Bytes requested in `phase`; an out-of-range phase reads the "no phase" bucket.
+    pub(crate) fn phase_bytes(&self, phase: u32) -> u64 {
+        let slot = (phase as usize).min(self.schema.phases.len());
+        let open = if slot == self.phase {
+            self.head.total_bytes - self.phase_start_total
+        } else {
+            0
+        };
+        self.phase_bytes[slot] + open
+    }
+
+    /// Bytes requested, all kinds.
+    pub(crate) fn total_bytes(&self) -> u64 {
+        self.head.total_bytes
+    }
+
+    /// Allocations, all kinds.
+    pub(crate) fn total_count(&self) -> u64 {
+        let named: u64 = self.head.kind_count[..self.schema.kinds.len()].iter().sum();
+        named + self.kind_count(u32::MAX)
+    }
+
+    /// Rounded bytes handed out.
+    pub(crate) fn used_bytes(&self) -> u64 {
+        self.used_closed + (self.head.cursor - self.window_start) as u64
+    }
+
+    /// Page bytes held.
+    pub(crate) fn reserved_bytes(&self) -> u64 {
+        self.reserved
+    }
+
+    /// Pages held.
+    pub(crate) fn page_count(&self) -> u64 {
+        self.pages.len() as u64
+    }
+
+    /// The largest request.
+    pub(crate) fn largest_alloc(&self) -> u64 {
+        self.largest
+    }
+
+    /// Whether a request failed on the limit.
+    pub(crate) fn limit_hit(&self) -> bool {
+        self.limit_hit
+    }
+
+    /// All counters at once, laid out against the schema.
+    pub(crate) fn counters(&self) -> Counters {
+        let kinds = self.schema.kinds.len();
+        let mut kind_bytes = self.head.kind_bytes[..kinds].to_vec();
+        kind_bytes.push(self.kind_bytes(u32::MAX));
+        let mut kind_count = self.head.kind_count[..kinds].to_vec();
+        kind_count.push(self.kind_count(u32::MAX));
+        let phase_bytes = (0..=self.schema.phases.len())
+            .map(|p| self.phase_bytes(p as u32))
+            .collect();
+        Counters {
+            kind_bytes,
+            kind_count,
+            phase_bytes,
+            used_bytes: self.used_bytes(),
+            reserved_bytes: self.reserved,
+            page_count: self.page_count(),
+            largest_alloc: self.largest,
+            limit_hit: self.limit_hit,
+        }
+    }
+}
+
+impl Drop for RawArena {
+    fn drop(&mut self) {
+        for page in std::mem::take(&mut self.pages) {
+            self.release(page);
+        }
+    }
+}
+
+// The C header casts `jitarena*` to `jitarena_head*`: the head must sit at offset 0.
+const _: () = assert!(std::mem::offset_of!(RawArena, head) == 0);

@@ -1,0 +1,375 @@
+//! The C ABI declared in `include/jitarena.h`. Every function catches panics and turns them
+//! into failure codes, checks its pointers, and never unwinds into the caller.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::mem::{offset_of, size_of};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use crate::arena::check_page_size;
+use crate::arena::raw::{ArenaSetup, Pager, RawArena};
+use crate::counters::Schema;
+use crate::error::{set_last_error, with_last_error, Error, ErrorCode};
+use crate::sys::{jitarena, jitarena_config, JITARENA_ABI_VERSION, JITARENA_DEFAULT_PAGE_SIZE};
+
+/// Runs `f`, turning an error or a panic into `fallback` and this thread's last error.
+pub(crate) fn guard<T>(fallback: T, f: impl FnOnce() -> Result<T, Error>) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(err)) => {
+            set_last_error(&err);
+            fallback
+        }
+        Err(_) => {
+            set_last_error(&Error::new(
+                ErrorCode::Internal,
+                "a panic was caught at the C boundary",
+            ));
+            fallback
+        }
+    }
+}
+
+/// The live arena behind a C pointer, or the error for a NULL or dead one.
+///
+/// # Safety
+/// `arena` is NULL or was returned by `jitarena_create` (and, if destroyed, not reused).
+pub(crate) unsafe fn arena_mut<'a>(arena: *mut jitarena) -> Result<&'a mut RawArena, Error> {
+    let raw = arena.cast::<RawArena>();
+    if raw.is_null() {
+        return Err(Error::new(ErrorCode::Null, "the arena pointer is NULL"));
+    }
+    // SAFETY: per the contract, a non-null `arena` points to a RawArena made by jitarena_create,
+    // used by this thread only.
+    let raw = unsafe { &mut *raw };
+    if !raw.is_live() {
+        return Err(Error::new(
+            ErrorCode::State,
+            "the arena pointer is not a live arena (destroyed?)",
+        ));
+    }
+    Ok(raw)
+}
+
+/// Reads an arena for a reader function; NULL or dead arenas read as `None`.
+///
+/// # Safety
+/// As for [`arena_mut`].
+unsafe fn arena_ref<'a>(arena: *const jitarena) -> Option<&'a RawArena> {
+    // SAFETY: same contract; the reference is only read.
+    unsafe { arena_mut(arena.cast_mut()).ok().map(|a| &*a) }
+}
+
+/// The ABI version of this library.
+#[no_mangle]
+pub extern "C" fn jitarena_abi_version() -> u32 {
+    JITARENA_ABI_VERSION
+}
+
+/// A static text for a failure code.
+#[no_mangle]
+pub extern "C" fn jitarena_strerror(code: c_int) -> *const c_char {
+    let text: &'static CStr = match ErrorCode::from_raw(code) {
+        None if code == 0 => c"success",
+        None => c"unknown jitarena error code",
+        Some(ErrorCode::Null) => c"a required pointer argument was NULL",
+        Some(ErrorCode::OutOfMemory) => c"out of memory: the page allocator returned no memory",
+        Some(ErrorCode::SizeOverflow) => c"requested size too large to represent",
+        Some(ErrorCode::Limit) => c"the arena's memory limit would be exceeded",
+        Some(ErrorCode::Config) => c"invalid arena configuration",
+        Some(ErrorCode::Internal) => c"internal error caught at the API boundary",
+        Some(ErrorCode::Io) => c"file input/output error",
+        Some(ErrorCode::State) => c"call out of order, or not a live arena",
+    };
+    text.as_ptr()
+}
+
+/// This thread's last failure message.
+#[no_mangle]
+pub extern "C" fn jitarena_last_error_message() -> *const c_char {
+    with_last_error(|message| message.as_ptr())
+}
+
+fn default_config() -> jitarena_config {
+    jitarena_config {
+        struct_size: size_of::<jitarena_config>(),
+        kind_names: ptr::null(),
+        kind_count: 0,
+        phase_count: 0,
+        phase_names: ptr::null(),
+        page_size: JITARENA_DEFAULT_PAGE_SIZE as usize,
+        limit_bytes: 0,
+        page_alloc: None,
+        page_free: None,
+        host: ptr::null_mut(),
+    }
+}
+
+/// Fills a config with the defaults.
+///
+/// # Safety
+/// `config` is NULL or points to writable memory for a `jitarena_config`.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_config_init(config: *mut jitarena_config) {
+    if !config.is_null() {
+        // SAFETY: non-null and writable per the contract.
+        unsafe { config.write(default_config()) };
+    }
+}
+
+/// Reads a caller's config, taking the fields its `struct_size` covers and defaults for the
+/// rest (a config from an older header).
+///
+/// # Safety
+/// `config` points to at least `struct_size` readable bytes.
+unsafe fn read_config(config: *const jitarena_config) -> Result<jitarena_config, Error> {
+    if config.is_null() {
+        return Err(Error::new(ErrorCode::Null, "the config pointer is NULL"));
+    }
+    // SAFETY: every config starts with struct_size, a usize.
+    let size = unsafe { ptr::read_unaligned(config.cast::<usize>()) };
+    let full = size_of::<jitarena_config>();
+    if size < size_of::<usize>() || size > full {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!("config.struct_size is {size}; this library knows sizes up to {full} (call jitarena_config_init first)"),
+        ));
+    }
+    let mut out = default_config();
+    macro_rules! take {
+        ($($field:ident),*) => {$(
+            let end = offset_of!(jitarena_config, $field) + size_of_val(&out.$field);
+            if end <= size {
+                // SAFETY: the field lies within the `size` bytes the caller provides.
+                out.$field = unsafe { ptr::read_unaligned(ptr::addr_of!((*config).$field)) };
+            }
+        )*};
+    }
+    take!(
+        kind_names,
+        kind_count,
+        phase_count,
+        phase_names,
+        page_size,
+        limit_bytes,
+        page_alloc,
+        page_free,
+        host
+    );
+    Ok(out)
+}
+
+/// Copies `count` C strings into owned names.
+///
+/// # Safety
+/// `names` is NULL or points to `count` pointers, each NULL or a NUL-terminated string.
+unsafe fn read_names(
+    what: &str,
+    names: *const *const c_char,
+    count: u32,
+) -> Result<Vec<String>, Error> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    if names.is_null() {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!("{what}_count is {count} but {what}_names is NULL"),
+        ));
+    }
+    (0..count as usize)
+        .map(|i| {
+            // SAFETY: `names` has `count` entries per the contract.
+            let p = unsafe { *names.add(i) };
+            if p.is_null() {
+                return Err(Error::new(
+                    ErrorCode::Config,
+                    format!("{what} {i} has a NULL name"),
+                ));
+            }
+            // SAFETY: a non-null entry is a NUL-terminated string per the contract.
+            let name = unsafe { CStr::from_ptr(p) };
+            name.to_str().map(str::to_owned).map_err(|_| {
+                Error::new(ErrorCode::Config, format!("{what} {i}'s name is not UTF-8"))
+            })
+        })
+        .collect()
+}
+
+/// Turns a caller's config into a checked setup.
+///
+/// # Safety
+/// As for `jitarena_create`.
+unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Error> {
+    // SAFETY: forwarded contract.
+    let c = unsafe { read_config(config)? };
+    if c.kind_count > crate::sys::JITARENA_MAX_KINDS {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!("kind_count is {}, at most 256 kinds", c.kind_count),
+        ));
+    }
+    if c.phase_count > crate::sys::JITARENA_MAX_PHASES {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!("phase_count is {}, at most 1024 phases", c.phase_count),
+        ));
+    }
+    // SAFETY: forwarded contract on the name arrays.
+    let kinds = unsafe { read_names("kind", c.kind_names, c.kind_count)? };
+    // SAFETY: as above.
+    let phases = unsafe { read_names("phase", c.phase_names, c.phase_count)? };
+    check_page_size(c.page_size)?;
+    let pager = match (c.page_alloc, c.page_free) {
+        (None, None) => Pager::Builtin,
+        (Some(alloc), Some(free)) => Pager::Host {
+            alloc,
+            free,
+            host: c.host,
+        },
+        _ => {
+            return Err(Error::new(
+                ErrorCode::Config,
+                "page_alloc and page_free must be set together",
+            ));
+        }
+    };
+    Ok(ArenaSetup {
+        schema: Schema::new(kinds, phases)?.interned(),
+        page_size: c.page_size,
+        limit_bytes: c.limit_bytes,
+        pager,
+    })
+}
+
+/// Creates an arena.
+///
+/// # Safety
+/// `config` is NULL or a config filled by `jitarena_config_init` whose name arrays hold
+/// `kind_count` / `phase_count` NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_create(config: *const jitarena_config) -> *mut jitarena {
+    guard(ptr::null_mut(), || {
+        // SAFETY: forwarded contract.
+        let setup = unsafe { setup_from_c(config)? };
+        Ok(Box::into_raw(RawArena::new(setup)).cast::<jitarena>())
+    })
+}
+
+/// Destroys an arena.
+///
+/// # Safety
+/// `arena` is NULL or a live arena from `jitarena_create`, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_destroy(arena: *mut jitarena) {
+    guard((), || {
+        // SAFETY: forwarded contract.
+        let raw = unsafe { arena_mut(arena)? };
+        raw.kill();
+        // SAFETY: the arena was made by Box::into_raw in jitarena_create and is freed once.
+        drop(unsafe { Box::from_raw(raw as *mut RawArena) });
+        Ok(())
+    })
+}
+
+/// Empties an arena for the next method.
+///
+/// # Safety
+/// `arena` is NULL or a live arena used by this thread only.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_reset(arena: *mut jitarena) {
+    guard((), || {
+        // SAFETY: forwarded contract.
+        unsafe { arena_mut(arena)? }.reset();
+        Ok(())
+    })
+}
+
+/// The slow path of `jitarena_alloc`.
+///
+/// # Safety
+/// `arena` is NULL or a live arena used by this thread only.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_alloc_slow(
+    arena: *mut jitarena,
+    size: usize,
+    kind: u32,
+) -> *mut std::ffi::c_void {
+    guard(ptr::null_mut(), || {
+        // SAFETY: forwarded contract.
+        let raw = unsafe { arena_mut(arena)? };
+        let raw_ptr: *mut RawArena = raw;
+        match catch_unwind(AssertUnwindSafe(|| raw.alloc_slow(size, kind))) {
+            Ok(result) => result.map(|p| p.cast()),
+            Err(_) => {
+                // SAFETY: the closure that borrowed the arena has ended.
+                unsafe { (*raw_ptr).fail_internal("a panic was caught in jitarena_alloc_slow") };
+                Err(Error::new(
+                    ErrorCode::Internal,
+                    "a panic was caught in jitarena_alloc_slow",
+                ))
+            }
+        }
+    })
+}
+
+/// Switches the current phase.
+///
+/// # Safety
+/// `arena` is NULL or a live arena used by this thread only.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_set_phase(arena: *mut jitarena, phase: u32) {
+    guard((), || {
+        // SAFETY: forwarded contract.
+        unsafe { arena_mut(arena)? }.set_phase(phase);
+        Ok(())
+    })
+}
+
+macro_rules! reader {
+    ($(#[$doc:meta] $name:ident ($($arg:ident : $ty:ty),*) -> $ret:ty = |$a:ident| $body:expr;)*) => {$(
+        #[$doc]
+        ///
+        /// # Safety
+        /// `arena` is NULL or a live arena used by this thread only.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(arena: *const jitarena $(, $arg: $ty)*) -> $ret {
+            guard(0 as $ret, || {
+                // SAFETY: forwarded contract.
+                Ok(match unsafe { arena_ref(arena) } {
+                    Some($a) => $body,
+                    None => 0 as $ret,
+                })
+            })
+        }
+    )*};
+}
+
+reader! {
+    /// The arena's last failure code.
+    jitarena_failure() -> c_int = |a| a.failure();
+    /// Bytes requested with a kind.
+    jitarena_kind_bytes(kind: u32) -> u64 = |a| a.kind_bytes(kind);
+    /// Allocations with a kind.
+    jitarena_kind_count(kind: u32) -> u64 = |a| a.kind_count(kind);
+    /// Bytes requested in a phase.
+    jitarena_phase_bytes(phase: u32) -> u64 = |a| a.phase_bytes(phase);
+    /// Bytes requested, all kinds.
+    jitarena_total_bytes() -> u64 = |a| a.total_bytes();
+    /// Allocations, all kinds.
+    jitarena_total_count() -> u64 = |a| a.total_count();
+    /// Rounded bytes handed out.
+    jitarena_used_bytes() -> u64 = |a| a.used_bytes();
+    /// Page bytes held.
+    jitarena_reserved_bytes() -> u64 = |a| a.reserved_bytes();
+    /// Pages held.
+    jitarena_page_count() -> u64 = |a| a.page_count();
+    /// The largest request.
+    jitarena_largest_alloc() -> u64 = |a| a.largest_alloc();
+    /// 1 if the limit was hit.
+    jitarena_limit_hit() -> c_int = |a| c_int::from(a.limit_hit());
+    /// The configured number of kinds.
+    jitarena_kind_count_configured() -> u32 = |a| a.schema.kinds.len() as u32;
+    /// The configured number of phases.
+    jitarena_phase_count_configured() -> u32 = |a| a.schema.phases.len() as u32;
+}

@@ -1,0 +1,135 @@
+//! What an arena counts: the names of its kinds and phases (the schema) and the counters of one
+//! method (or of many, summed).
+
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+use crate::error::{Error, ErrorCode};
+use crate::sys::{JITARENA_MAX_KINDS, JITARENA_MAX_PHASES};
+
+/// Longest kind or phase name, in bytes.
+pub const MAX_NAME_LEN: usize = 255;
+
+/// The names of an arena's kinds and phases. Kind `i` is `kinds[i]`; every kind at or above
+/// `kinds.len()` is counted as invalid. Phase `i` is `phases[i]`; bytes outside any phase are
+/// counted as "no phase".
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Schema {
+    /// Kind names, in kind order.
+    pub kinds: Vec<String>,
+    /// Phase names, in phase order.
+    pub phases: Vec<String>,
+}
+
+/// Name shown for the invalid-kind bucket.
+pub const INVALID_KIND_NAME: &str = "(invalid kind)";
+/// Name shown for bytes requested outside any phase.
+pub const NO_PHASE_NAME: &str = "(no phase)";
+
+impl Schema {
+    /// A schema after checking its names: at most 256 kinds and 1024 phases, each name 1 to 255
+    /// bytes with no white space or control characters, unique within its list.
+    pub fn new(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
+        check_names("kind", &kinds, JITARENA_MAX_KINDS as usize)?;
+        check_names("phase", &phases, JITARENA_MAX_PHASES as usize)?;
+        Ok(Schema { kinds, phases })
+    }
+
+    /// The schema shared by every arena with the same names (arenas are created per method, so
+    /// they share one copy of the names rather than copying them each time).
+    pub fn interned(self) -> Arc<Schema> {
+        const MAX_INTERNED: usize = 64;
+        static CACHE: OnceLock<Mutex<Vec<Arc<Schema>>>> = OnceLock::new();
+        let mut cache = CACHE.get_or_init(|| Mutex::new(Vec::new())).lock();
+        if let Some(found) = cache.iter().rev().find(|s| ***s == self) {
+            return Arc::clone(found);
+        }
+        let fresh = Arc::new(self);
+        if cache.len() < MAX_INTERNED {
+            cache.push(Arc::clone(&fresh));
+        }
+        fresh
+    }
+
+    /// The name of kind slot `i` (`kinds.len()` is the invalid bucket).
+    pub fn kind_name(&self, i: usize) -> &str {
+        self.kinds.get(i).map_or(INVALID_KIND_NAME, String::as_str)
+    }
+
+    /// The name of phase slot `i` (`phases.len()` is the "no phase" bucket).
+    pub fn phase_name(&self, i: usize) -> &str {
+        self.phases.get(i).map_or(NO_PHASE_NAME, String::as_str)
+    }
+}
+
+fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
+    if names.len() > max {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!("{} {what}s given, at most {max} are allowed", names.len()),
+        ));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let bad = name.is_empty()
+            || name.len() > MAX_NAME_LEN
+            || name.chars().any(|c| c.is_whitespace() || c.is_control());
+        if bad {
+            return Err(Error::new(
+                ErrorCode::Config,
+                format!("{what} {i} has the name {name:?}: a name is 1 to {MAX_NAME_LEN} bytes without spaces or control characters"),
+            ));
+        }
+        if !seen.insert(name.as_str()) {
+            return Err(Error::new(
+                ErrorCode::Config,
+                format!("{what} {i} repeats the name {name:?}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The counters of one method (or a sum of methods), laid out against a [`Schema`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Counters {
+    /// Bytes requested per kind; the last entry is the invalid-kind bucket.
+    pub kind_bytes: Vec<u64>,
+    /// Allocations per kind; the last entry is the invalid-kind bucket.
+    pub kind_count: Vec<u64>,
+    /// Bytes requested per phase; the last entry is the "no phase" bucket.
+    pub phase_bytes: Vec<u64>,
+    /// Bytes handed out after rounding each request up to 8.
+    pub used_bytes: u64,
+    /// Page bytes obtained from the page allocator.
+    pub reserved_bytes: u64,
+    /// Pages obtained.
+    pub page_count: u64,
+    /// The largest single request.
+    pub largest_alloc: u64,
+    /// Whether a request failed on the memory limit.
+    pub limit_hit: bool,
+}
+
+impl Counters {
+    /// Zeroed counters for a schema.
+    pub fn zeroed(schema: &Schema) -> Counters {
+        Counters {
+            kind_bytes: vec![0; schema.kinds.len() + 1],
+            kind_count: vec![0; schema.kinds.len() + 1],
+            phase_bytes: vec![0; schema.phases.len() + 1],
+            ..Counters::default()
+        }
+    }
+
+    /// Bytes requested, all kinds.
+    pub fn total_bytes(&self) -> u64 {
+        self.kind_bytes.iter().sum()
+    }
+
+    /// Allocations, all kinds.
+    pub fn total_count(&self) -> u64 {
+        self.kind_count.iter().sum()
+    }
+}

@@ -1,0 +1,280 @@
+//! Properties of the arena through the safe Rust API: alignment, no overlap, large requests,
+//! limits, reset, and counters equal to what was requested, on random request sequences.
+
+use jitarena::{Arena, Config, ErrorCode, Kind, Phase};
+
+/// SplitMix64: a small deterministic generator, so failures reproduce from the seed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn kinds(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("K{i}")).collect()
+}
+
+/// A JIT-like size: mostly small, sometimes a few KiB, rarely larger than a page.
+fn size(rng: &mut Rng) -> usize {
+    match rng.below(100) {
+        0 => 0,
+        1..=2 => 16 * 1024 + rng.below(200_000) as usize,
+        3..=10 => rng.below(4096) as usize,
+        _ => 1 + rng.below(200) as usize,
+    }
+}
+
+#[test]
+fn random_sequences_are_aligned_disjoint_and_counted_exactly() {
+    for seed in 0..20u64 {
+        let mut rng = Rng(seed);
+        let kind_count = 1 + rng.below(60) as usize;
+        let page = [4096, 65536, 1 << 20][rng.below(3) as usize];
+        let arena = Arena::new(&Config::new(&kinds(kind_count)).page_size(page)).unwrap();
+        let mut want_bytes = vec![0u64; kind_count + 1];
+        let mut want_count = vec![0u64; kind_count + 1];
+        let mut blocks: Vec<(*mut u8, usize, u8)> = Vec::new();
+        let mut used = 0u64;
+        for i in 0..3000 {
+            let size = size(&mut rng);
+            // Now and then a kind out of range: counted in the invalid bucket.
+            let kind = if rng.below(50) == 0 {
+                kind_count as u32 + rng.below(1000) as u32
+            } else {
+                rng.below(kind_count as u64) as u32
+            };
+            let p = arena.alloc_bytes(size, Kind(kind)).unwrap().as_ptr();
+            assert_eq!(
+                p as usize % 8,
+                0,
+                "seed {seed}: allocation {i} of {size} bytes is misaligned"
+            );
+            let fill = (i % 251) as u8;
+            // SAFETY: the arena gave us `size` writable bytes at `p`.
+            unsafe { std::ptr::write_bytes(p, fill, size) };
+            blocks.push((p, size, fill));
+            let slot = (kind as usize).min(kind_count);
+            want_bytes[slot] += size as u64;
+            want_count[slot] += 1;
+            used += (size.max(1) as u64).next_multiple_of(8);
+        }
+        for (i, &(p, size, fill)) in blocks.iter().enumerate() {
+            // SAFETY: every block is still live: nothing was reset.
+            let bytes = unsafe { std::slice::from_raw_parts(p, size) };
+            assert!(
+                bytes.iter().all(|&b| b == fill),
+                "seed {seed}: block {i} was overwritten by another"
+            );
+        }
+        let snap = arena.snapshot();
+        let c = &snap.counters;
+        assert_eq!(c.kind_bytes, want_bytes, "seed {seed}");
+        assert_eq!(c.kind_count, want_count, "seed {seed}");
+        assert_eq!(c.used_bytes, used, "seed {seed}");
+        assert_eq!(c.total_bytes(), want_bytes.iter().sum::<u64>());
+        assert!(c.reserved_bytes >= c.used_bytes);
+        // Exact whenever the largest request is above a quarter page (those always take the
+        // out-of-line path); below that, a lower bound.
+        let largest = blocks.iter().map(|b| b.1 as u64).max().unwrap();
+        if largest > page as u64 / 4 {
+            assert_eq!(c.largest_alloc, largest, "seed {seed}");
+        } else {
+            assert!(c.largest_alloc <= largest, "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn a_large_request_gets_its_own_page_and_keeps_the_current_one() {
+    let arena = Arena::new(&Config::new(&["A"])).unwrap();
+    let small = arena.alloc_bytes(100, Kind(0)).unwrap().as_ptr() as usize;
+    let big = arena.alloc_bytes(10 << 20, Kind(0)).unwrap();
+    let next = arena.alloc_bytes(100, Kind(0)).unwrap().as_ptr() as usize;
+    assert_eq!(
+        next,
+        small + 104,
+        "the small page goes on after a large request"
+    );
+    let c = arena.snapshot().counters;
+    assert_eq!(c.page_count, 2);
+    assert_eq!(
+        c.reserved_bytes,
+        65536 + (10 << 20),
+        "no abandoned page, no oversize page"
+    );
+    assert!(big.as_ptr() as usize % 8 == 0);
+}
+
+#[test]
+fn zero_size_gives_distinct_blocks_and_huge_sizes_fail_cleanly() {
+    let arena = Arena::new(&Config::new(&["A"])).unwrap();
+    let a = arena.alloc_bytes(0, Kind(0)).unwrap();
+    let b = arena.alloc_bytes(0, Kind(0)).unwrap();
+    assert_ne!(a, b);
+    let c = arena.snapshot().counters;
+    assert_eq!((c.kind_count[0], c.kind_bytes[0], c.used_bytes), (2, 0, 16));
+    for huge in [
+        usize::MAX,
+        usize::MAX - 7,
+        usize::MAX / 2 + 1,
+        isize::MAX as usize,
+    ] {
+        let err = arena.alloc_bytes(huge, Kind(0)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::SizeOverflow, "{huge}");
+        assert!(err.message.contains(&huge.to_string()), "{}", err.message);
+    }
+    assert_eq!(arena.failure(), Some(ErrorCode::SizeOverflow));
+    assert_eq!(
+        arena.snapshot().counters.kind_count[0],
+        2,
+        "failed requests are not counted"
+    );
+}
+
+#[test]
+fn the_limit_fails_requests_and_is_reported_then_reset_clears_it() {
+    let mut arena = Arena::new(&Config::new(&["A"]).page_size(4096).limit_bytes(3 * 4096)).unwrap();
+    let mut ok = 0;
+    let err = loop {
+        match arena.alloc_bytes(1000, Kind(0)) {
+            Ok(_) => ok += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err.code, ErrorCode::Limit);
+    assert_eq!(ok, 12, "three pages of four 1000-byte blocks each");
+    assert!(err.message.contains("12288"), "{}", err.message);
+    let c = arena.snapshot().counters;
+    assert!(c.limit_hit && c.reserved_bytes <= 3 * 4096);
+    assert!(
+        arena.alloc_bytes(100_000, Kind(0)).is_err(),
+        "a large request is held to the limit too"
+    );
+    arena.reset();
+    let c = arena.snapshot().counters;
+    assert!(!c.limit_hit && c.total_count() == 0 && arena.failure().is_none());
+    assert_eq!(
+        (c.page_count, c.reserved_bytes),
+        (1, 4096),
+        "reset keeps one page"
+    );
+    arena.alloc_bytes(1000, Kind(0)).unwrap();
+}
+
+#[test]
+fn reset_reuses_the_kept_page_and_frees_the_rest() {
+    let mut arena = Arena::new(&Config::new(&["A"]).page_size(4096)).unwrap();
+    for _ in 0..100 {
+        arena.alloc_bytes(100, Kind(0)).unwrap();
+    }
+    arena.alloc_bytes(50_000, Kind(0)).unwrap();
+    assert!(arena.snapshot().counters.page_count > 3);
+    arena.reset();
+    let first = arena.alloc_bytes(8, Kind(0)).unwrap();
+    let c = arena.snapshot().counters;
+    assert_eq!((c.page_count, c.used_bytes, c.total_count()), (1, 8, 1));
+    assert_eq!(first.as_ptr() as usize % 8, 0);
+}
+
+#[test]
+fn phases_split_the_bytes_and_add_up_to_the_total() {
+    let config = Config::new(&["A", "B"]).phases(&["Import", "Morph", "LSRA"]);
+    let arena = Arena::new(&config).unwrap();
+    arena.alloc_bytes(5, Kind(0)).unwrap(); // no phase yet
+    arena.set_phase(Phase(0));
+    arena.alloc_bytes(100, Kind(0)).unwrap();
+    arena.set_phase(Phase(2));
+    arena.alloc_bytes(30, Kind(1)).unwrap();
+    arena.alloc_bytes(1 << 20, Kind(1)).unwrap(); // slow path, large
+    arena.set_phase(Phase(0));
+    arena.alloc_bytes(1, Kind(0)).unwrap();
+    arena.set_phase(Phase(77)); // out of range: no phase
+    arena.alloc_bytes(2, Kind(0)).unwrap();
+    let c = arena.snapshot().counters;
+    assert_eq!(c.phase_bytes, vec![101, 0, 30 + (1 << 20), 7]);
+    assert_eq!(c.phase_bytes.iter().sum::<u64>(), c.total_bytes());
+}
+
+#[test]
+fn values_and_slices_keep_their_alignment_and_contents() {
+    #[repr(align(64))]
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Wide([u8; 64]);
+    let arena = Arena::new(&Config::new(&["A"])).unwrap();
+    let mut refs = Vec::new();
+    for i in 0..200u8 {
+        arena.alloc_bytes(i as usize % 13, Kind(0)).unwrap();
+        let w = arena.alloc(Kind(0), Wide([i; 64])).unwrap();
+        assert_eq!(w as *const Wide as usize % 64, 0);
+        refs.push(&*w);
+    }
+    assert!(refs.iter().enumerate().all(|(i, w)| w.0 == [i as u8; 64]));
+    let s = arena.alloc_slice_copy(Kind(0), &[1u16, 2, 3]).unwrap();
+    assert_eq!(s, &[1, 2, 3]);
+}
+
+#[test]
+fn bad_configurations_are_refused_with_a_reason() {
+    let cases: Vec<(Config, &str)> = vec![
+        (Config::new(&["A", "A"]), "repeats"),
+        (Config::new(&["has space"]), "kind 0"),
+        (Config::new(&[""]), "kind 0"),
+        (Config::new(&kinds(257)), "257 kinds"),
+        (Config::new(&["A"]).page_size(100), "page size 100"),
+        (Config::new(&["A"]).page_size(4097), "page size 4097"),
+        (Config::new(&["A"]).phases(&["P", "P"]), "phase 1"),
+    ];
+    for (config, says) in cases {
+        let err = Arena::new(&config).err().expect("refused");
+        assert_eq!(err.code, ErrorCode::Config);
+        assert!(
+            err.message.contains(says),
+            "{:?} should say {says:?}",
+            err.message
+        );
+    }
+}
+
+#[test]
+fn many_threads_create_fill_and_destroy_arenas_at_once() {
+    let handles: Vec<_> = (0..8u64)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let mut rng = Rng(t);
+                let mut arena = Arena::new(&Config::new(&kinds(55))).unwrap();
+                for method in 0..200 {
+                    let mut want = 0u64;
+                    let n = rng.below(500);
+                    for _ in 0..n {
+                        let s = size(&mut rng);
+                        let p = arena.alloc_bytes(s, Kind(rng.below(55) as u32)).unwrap();
+                        // SAFETY: `s` fresh bytes at `p`.
+                        unsafe { std::ptr::write_bytes(p.as_ptr(), t as u8, s) };
+                        want += s as u64;
+                    }
+                    assert_eq!(
+                        arena.snapshot().counters.total_bytes(),
+                        want,
+                        "thread {t} method {method}"
+                    );
+                    if method % 3 == 0 {
+                        arena = Arena::new(&Config::new(&kinds(55))).unwrap();
+                    } else {
+                        arena.reset();
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("a thread failed");
+    }
+}

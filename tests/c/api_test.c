@@ -1,0 +1,246 @@
+/* Exercises every entry point of jitarena.h from C, the inline fast path included. Run by
+ * tests/c_api.rs, once plainly and once under valgrind's memcheck. */
+#include <stdint.h>
+#include <string.h>
+
+#include "jitarena.h"
+#include "check.h"
+
+/* Allocation without counters, compiled in no_counters.c with JITARENA_NO_COUNTERS. */
+void* alloc_uncounted(jitarena* a, size_t size, uint32_t kind);
+
+static const char* const KINDS[] = {"ASTNode", "BasicBlock", "LSRA"};
+static const char* const PHASES[] = {"Import", "Morph", "RegAlloc"};
+
+typedef struct host_pages {
+    size_t live_pages;
+    size_t live_bytes;
+    size_t calls;
+} host_pages;
+
+static void* host_alloc(void* host, size_t size) {
+    host_pages* h = (host_pages*)host;
+    h->calls++;
+    h->live_pages++;
+    h->live_bytes += size;
+    return malloc(size);
+}
+
+static void host_free(void* host, void* page, size_t size) {
+    host_pages* h = (host_pages*)host;
+    h->live_pages--;
+    h->live_bytes -= size;
+    free(page);
+}
+
+static jitarena* make_arena(void) {
+    jitarena_config cfg;
+    jitarena_config_init(&cfg);
+    cfg.kind_names = KINDS;
+    cfg.kind_count = 3;
+    cfg.phase_names = PHASES;
+    cfg.phase_count = 3;
+    return jitarena_create(&cfg);
+}
+
+static void test_version_and_errors(void) {
+    int code;
+    CHECK(jitarena_abi_version() == JITARENA_ABI_VERSION);
+    CHECK(strcmp(jitarena_strerror(JITARENA_OK), "success") == 0);
+    for (code = JITARENA_E_NULL; code <= JITARENA_E_STATE; code++) {
+        CHECK(strlen(jitarena_strerror(code)) > 10);
+    }
+    CHECK(strstr(jitarena_strerror(999), "unknown") != NULL);
+    CHECK(strstr(jitarena_strerror(-1), "unknown") != NULL);
+}
+
+static void test_config(void) {
+    jitarena_config cfg;
+    jitarena* a;
+    memset(&cfg, 0xAB, sizeof cfg);
+    jitarena_config_init(&cfg);
+    jitarena_config_init(NULL);
+    CHECK(cfg.struct_size == sizeof(jitarena_config));
+    CHECK(cfg.page_size == JITARENA_DEFAULT_PAGE_SIZE);
+    CHECK(cfg.kind_count == 0 && cfg.kind_names == NULL && cfg.phase_count == 0);
+    CHECK(cfg.limit_bytes == 0 && cfg.page_alloc == NULL && cfg.page_free == NULL);
+
+    CHECK(jitarena_create(NULL) == NULL);
+    CHECK(strstr(jitarena_last_error_message(), "NULL") != NULL);
+
+    cfg.kind_count = 3; /* but no names */
+    CHECK(jitarena_create(&cfg) == NULL);
+    CHECK(strstr(jitarena_last_error_message(), "kind_names is NULL") != NULL);
+
+    jitarena_config_init(&cfg);
+    cfg.kind_count = 300;
+    cfg.kind_names = KINDS;
+    CHECK(jitarena_create(&cfg) == NULL);
+    CHECK(strstr(jitarena_last_error_message(), "300") != NULL);
+
+    jitarena_config_init(&cfg);
+    cfg.page_size = 100;
+    CHECK(jitarena_create(&cfg) == NULL);
+    CHECK(strstr(jitarena_last_error_message(), "page size 100") != NULL);
+
+    jitarena_config_init(&cfg);
+    cfg.page_alloc = host_alloc; /* without page_free */
+    CHECK(jitarena_create(&cfg) == NULL);
+    CHECK(strstr(jitarena_last_error_message(), "together") != NULL);
+
+    jitarena_config_init(&cfg);
+    cfg.struct_size = sizeof(jitarena_config) + 64; /* a newer header than the library */
+    CHECK(jitarena_create(&cfg) == NULL);
+    CHECK(strstr(jitarena_last_error_message(), "struct_size") != NULL);
+
+    /* An older, shorter config: the fields past struct_size take their defaults. */
+    jitarena_config_init(&cfg);
+    cfg.kind_names = KINDS;
+    cfg.kind_count = 3;
+    cfg.page_size = 12345; /* beyond the old struct_size: ignored */
+    cfg.struct_size = offsetof(jitarena_config, page_size);
+    a = jitarena_create(&cfg);
+    CHECK(a != NULL);
+    CHECK(jitarena_kind_count_configured(a) == 3);
+    CHECK(jitarena_alloc(a, 8, 0) != NULL);
+    CHECK(jitarena_reserved_bytes(a) == JITARENA_DEFAULT_PAGE_SIZE);
+    jitarena_destroy(a);
+}
+
+static void test_inline_path_and_readers(void) {
+    jitarena* a = make_arena();
+    char* p[1000];
+    int i;
+    uint64_t want = 0;
+    CHECK(a != NULL);
+    CHECK(jitarena_kind_count_configured(a) == 3 && jitarena_phase_count_configured(a) == 3);
+    CHECK(jitarena_page_count(a) == 0 && jitarena_reserved_bytes(a) == 0);
+    for (i = 0; i < 1000; i++) {
+        size_t size = (size_t)(1 + i % 97);
+        p[i] = (char*)jitarena_alloc(a, size, (uint32_t)(i % 3));
+        CHECK(p[i] != NULL);
+        CHECK(((uintptr_t)p[i] & 7u) == 0);
+        memset(p[i], i & 0xFF, size);
+        want += size;
+    }
+    for (i = 0; i < 1000; i++) {
+        size_t size = (size_t)(1 + i % 97), j;
+        for (j = 0; j < size; j++) {
+            CHECK((unsigned char)p[i][j] == (unsigned char)(i & 0xFF));
+        }
+    }
+    CHECK(jitarena_total_bytes(a) == want);
+    CHECK(jitarena_total_count(a) == 1000);
+    CHECK(jitarena_kind_bytes(a, 0) + jitarena_kind_bytes(a, 1) + jitarena_kind_bytes(a, 2) == want);
+    CHECK(jitarena_kind_count(a, 0) == 334 && jitarena_kind_count(a, 1) == 333);
+    CHECK(jitarena_kind_count(a, JITARENA_INVALID_KIND) == 0);
+    CHECK(jitarena_kind_bytes(a, 3) == 0); /* out of range, not the invalid bucket: 0 */
+    CHECK(jitarena_used_bytes(a) >= want && jitarena_used_bytes(a) % 8 == 0);
+    CHECK(jitarena_reserved_bytes(a) >= jitarena_used_bytes(a));
+    CHECK(jitarena_page_count(a) >= 1);
+    CHECK(jitarena_failure(a) == 0 && jitarena_limit_hit(a) == 0);
+
+    /* Invalid kinds go to the invalid bucket, whatever their value. */
+    CHECK(jitarena_alloc(a, 10, 3) != NULL);
+    CHECK(jitarena_alloc(a, 20, 255) != NULL);
+    CHECK(jitarena_alloc(a, 30, 256) != NULL);
+    CHECK(jitarena_alloc(a, 40, 0xFFFFFFFFu) != NULL);
+    CHECK(jitarena_kind_bytes(a, JITARENA_INVALID_KIND) == 100);
+    CHECK(jitarena_kind_count(a, JITARENA_INVALID_KIND) == 4);
+
+    /* Size 0 gives distinct blocks; impossible sizes fail and say why. */
+    CHECK(jitarena_alloc(a, 0, 0) != jitarena_alloc(a, 0, 0));
+    CHECK(jitarena_alloc(a, SIZE_MAX, 0) == NULL);
+    CHECK(jitarena_failure(a) == JITARENA_E_SIZE_OVERFLOW);
+    CHECK(strstr(jitarena_last_error_message(), "too large") != NULL);
+    CHECK(jitarena_alloc(a, SIZE_MAX - 6, 1) == NULL);
+
+    /* A large request: its own page, seen by largest. */
+    CHECK(jitarena_alloc(a, 1 << 20, 2) != NULL);
+    CHECK(jitarena_largest_alloc(a) == (1u << 20));
+
+    /* Without counters: still memory, not counted. */
+    want = jitarena_total_count(a);
+    CHECK(alloc_uncounted(a, 24, 1) != NULL);
+    CHECK(jitarena_total_count(a) == want);
+
+    jitarena_reset(a);
+    CHECK(jitarena_total_bytes(a) == 0 && jitarena_total_count(a) == 0);
+    CHECK(jitarena_failure(a) == 0 && jitarena_page_count(a) == 1);
+    CHECK(jitarena_largest_alloc(a) == 0 && jitarena_used_bytes(a) == 0);
+    jitarena_destroy(a);
+}
+
+static void test_phases(void) {
+    jitarena* a = make_arena();
+    CHECK(jitarena_alloc(a, 7, 0) != NULL);
+    jitarena_set_phase(a, 1);
+    CHECK(jitarena_alloc(a, 100, 0) != NULL);
+    CHECK(jitarena_alloc(a, 50, 2) != NULL);
+    jitarena_set_phase(a, 2);
+    CHECK(jitarena_alloc(a, 200000, 2) != NULL);
+    jitarena_set_phase(a, JITARENA_NO_PHASE);
+    CHECK(jitarena_alloc(a, 3, 1) != NULL);
+    CHECK(jitarena_phase_bytes(a, 0) == 0);
+    CHECK(jitarena_phase_bytes(a, 1) == 150);
+    CHECK(jitarena_phase_bytes(a, 2) == 200000);
+    CHECK(jitarena_phase_bytes(a, JITARENA_NO_PHASE) == 10);
+    jitarena_destroy(a);
+}
+
+static void test_host_pages_and_limit(void) {
+    host_pages h = {0, 0, 0};
+    jitarena_config cfg;
+    jitarena* a;
+    int n = 0;
+    jitarena_config_init(&cfg);
+    cfg.kind_names = KINDS;
+    cfg.kind_count = 3;
+    cfg.page_size = 8192;
+    cfg.limit_bytes = 4 * 8192;
+    cfg.page_alloc = host_alloc;
+    cfg.page_free = host_free;
+    cfg.host = &h;
+    a = jitarena_create(&cfg);
+    CHECK(a != NULL);
+    while (jitarena_alloc(a, 1000, 1) != NULL) {
+        n++;
+    }
+    CHECK(n == 4 * 8);
+    CHECK(jitarena_failure(a) == JITARENA_E_LIMIT && jitarena_limit_hit(a) == 1);
+    CHECK(strstr(jitarena_last_error_message(), "limit") != NULL);
+    CHECK(h.live_pages == 4 && h.live_bytes == 4 * 8192);
+    CHECK(jitarena_reserved_bytes(a) == 4 * 8192);
+    jitarena_reset(a);
+    CHECK(h.live_pages == 1 && jitarena_limit_hit(a) == 0);
+    CHECK(jitarena_alloc(a, 100000, 0) == NULL); /* larger than the limit */
+    jitarena_destroy(a);
+    CHECK(h.live_pages == 0 && h.live_bytes == 0);
+}
+
+static void test_null_arena(void) {
+    CHECK(jitarena_alloc(NULL, 8, 0) == NULL);
+    CHECK(strstr(jitarena_last_error_message(), "NULL") != NULL);
+    CHECK(jitarena_alloc_slow(NULL, 8, 0) == NULL);
+    jitarena_set_phase(NULL, 1);
+    jitarena_reset(NULL);
+    jitarena_destroy(NULL);
+    CHECK(jitarena_failure(NULL) == 0);
+    CHECK(jitarena_kind_bytes(NULL, 0) == 0 && jitarena_kind_count(NULL, 0) == 0);
+    CHECK(jitarena_phase_bytes(NULL, 0) == 0 && jitarena_total_bytes(NULL) == 0);
+    CHECK(jitarena_total_count(NULL) == 0 && jitarena_used_bytes(NULL) == 0);
+    CHECK(jitarena_reserved_bytes(NULL) == 0 && jitarena_page_count(NULL) == 0);
+    CHECK(jitarena_largest_alloc(NULL) == 0 && jitarena_limit_hit(NULL) == 0);
+    CHECK(jitarena_kind_count_configured(NULL) == 0 && jitarena_phase_count_configured(NULL) == 0);
+}
+
+int main(void) {
+    test_version_and_errors();
+    test_config();
+    test_inline_path_and_readers();
+    test_phases();
+    test_host_pages_and_limit();
+    test_null_arena();
+    printf("api_test: %d passed, 0 failed\n", checks_passed);
+    return 0;
+}

@@ -1,0 +1,104 @@
+//! Helpers for tests that build native programs against `include/` and the static library.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where cargo put this test binary's sibling artifacts (`target/<profile>/deps`).
+pub fn deps_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.parent().expect("deps dir").to_path_buf()
+}
+
+/// The static library cargo built alongside this test.
+pub fn static_lib() -> PathBuf {
+    let lib = deps_dir().join("libjitarena.a");
+    assert!(
+        lib.exists(),
+        "{} is missing: cargo should build the staticlib with the tests",
+        lib.display()
+    );
+    lib
+}
+
+fn compiler(cpp: bool) -> cc::Tool {
+    let target = env!("JITARENA_TARGET");
+    let mut build = cc::Build::new();
+    build
+        .target(target)
+        .host(target)
+        .opt_level(2)
+        .debug(true)
+        .cargo_metadata(false)
+        .cpp(cpp)
+        .include(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"));
+    build.get_compiler()
+}
+
+/// Compiles `sources` (relative to the crate root) into an executable linked to the static
+/// library, in the test's target directory.
+pub fn build_program(name: &str, sources: &[&str], cpp: bool) -> PathBuf {
+    build_program_with(name, sources, cpp, &[])
+}
+
+/// As [`build_program`], with extra compiler flags.
+pub fn build_program_with(name: &str, sources: &[&str], cpp: bool, flags: &[&str]) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let mut cmd = compiler(cpp).to_command();
+    cmd.args(if cpp {
+        ["-std=c++11", "-Wall"]
+    } else {
+        ["-std=c99", "-Wall"]
+    })
+    .args(["-Wextra", "-Werror"])
+    .args(flags)
+    .args(sources.iter().map(|s| root.join(s)))
+    .arg(static_lib())
+    .args(["-lpthread", "-ldl", "-lm", "-lrt", "-o"])
+    .arg(&out);
+    let result = cmd.output().expect("run the C compiler");
+    assert!(
+        result.status.success(),
+        "compiling {name} failed:\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    out
+}
+
+/// Runs a program, asserts success, returns its standard output and error.
+pub fn run(program: &Path, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", program.display()));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "{} failed ({}):\n{text}",
+        program.display(),
+        out.status
+    );
+    text
+}
+
+/// Whether valgrind can run; when `JITARENA_REQUIRE_VALGRIND=1` (as in `.ci/run`), its absence
+/// fails the test instead of skipping it.
+pub fn valgrind_available() -> bool {
+    let ok = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("JITARENA_REQUIRE_VALGRIND").as_deref() != Ok("1"),
+            "valgrind is required (JITARENA_REQUIRE_VALGRIND=1) but not found"
+        );
+        eprintln!("valgrind not found: skipping");
+    }
+    ok
+}
