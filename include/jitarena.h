@@ -284,6 +284,78 @@ int jitarena_limit_hit(const jitarena* arena);
 uint32_t jitarena_kind_count_configured(const jitarena* arena);
 uint32_t jitarena_phase_count_configured(const jitarena* arena);
 
+/* ---- Per-method records: the stats log, the aggregate, the trace ------------------------ */
+
+/**
+ * Ends a method: folds the arena's counters into the process-wide aggregate and, when a stats
+ * log is open, appends one record (the method, its per-kind bytes and counts, per-phase bytes,
+ * used and reserved bytes, pages, largest request, whether the limit was hit); when a trace is
+ * being recorded, appends the method's allocation events to it. Then reset or destroy the arena
+ * for the next method. `method` may be NULL (an unknown method). Thread-safe: records from many
+ * threads are appended whole, one lock per record, none per allocation. With no log open it
+ * does no I/O. Returns 0, or JITARENA_E_IO when the record could not be written (the message
+ * names the file), JITARENA_E_NULL / JITARENA_E_STATE for a NULL or dead arena.
+ *
+ * When no log was opened or closed with jitarena_log_open()/jitarena_log_close() before the
+ * first call, the environment variable JITARENA_LOG names one ("%p" in it becomes the process
+ * id, so that parallel workers write separate files).
+ */
+int jitarena_method_done(jitarena* arena, const jitarena_method* method);
+
+/** Opens (creates or truncates) the stats log at `path` ("%p": the process id) for this copy of
+ *  the library: a JIT that links its own copy names its own log. Returns 0, JITARENA_E_NULL,
+ *  JITARENA_E_STATE if a log is already open, JITARENA_E_IO if the file cannot be created. */
+int jitarena_log_open(const char* path);
+
+/** Flushes and closes the stats log. Returns 0, JITARENA_E_STATE if none is open, or
+ *  JITARENA_E_IO. Records written before are complete on disk either way. */
+int jitarena_log_close(void);
+
+/** Starts recording every allocation (method boundaries, kinds, sizes, phase changes) of the
+ *  arenas created from now on to the binary trace at `path`, which `jitarena replay` reads.
+ *  While recording, those arenas keep their inline window empty so that every allocation takes
+ *  the slow path; arenas not recording pay nothing. The environment variable JITARENA_TRACE
+ *  does the same at the first jitarena_create(). Returns as jitarena_log_open(). */
+int jitarena_trace_open(const char* path);
+
+/** Stops recording and closes the trace. Returns as jitarena_log_close(). */
+int jitarena_trace_close(void);
+
+/** Methods folded into the process-wide aggregate by jitarena_method_done(). */
+uint64_t jitarena_aggregate_methods(void);
+
+/** Bytes requested, all methods, all kinds. */
+uint64_t jitarena_aggregate_total_bytes(void);
+
+/** Bytes requested and allocations, all methods, of the kind with this name (0 if unknown);
+ *  "(invalid kind)" names the invalid-kind bucket. */
+uint64_t jitarena_aggregate_kind_bytes(const char* kind_name);
+uint64_t jitarena_aggregate_kind_count(const char* kind_name);
+
+/** Clears the process-wide aggregate. */
+void jitarena_aggregate_reset(void);
+
+/* ---- Replay ------------------------------------------------------------------------------- */
+
+/** One event of an allocation stream: op 0 allocates `size` bytes of kind `arg`; op 1 switches
+ *  to phase `arg` (size unused). */
+typedef struct jitarena_event {
+    uint32_t op;
+    uint32_t arg;
+    uint64_t size;
+} jitarena_event;
+
+#define JITARENA_EVENT_ALLOC 0u
+#define JITARENA_EVENT_PHASE 1u
+
+/** Replays `count` events through jitarena_alloc() (the inline path) and jitarena_set_phase(),
+ *  writing one byte into each block. Returns how many allocations failed. The library's own
+ *  replay harness (`jitarena replay`) runs this. */
+size_t jitarena_replay(jitarena* arena, const jitarena_event* events, size_t count);
+
+/** The same, compiled with JITARENA_NO_COUNTERS: allocations are not counted. */
+size_t jitarena_replay_uncounted(jitarena* arena, const jitarena_event* events, size_t count);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

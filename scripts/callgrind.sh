@@ -41,4 +41,20 @@ for mode in sites table; do
   fi
 done
 echo "(instructions per allocation, inline path plus its share of the slow path and resets)"
+
+# jitarena_method_done: instructions per call with no log and with a log open (callgrind does
+# not count the kernel's work in write(2); the program prints wall time per call for that).
+$cc -O2 -std=c99 -Wall -Iinclude benches/c/method_done.c target/release/libjitarena.a \
+    -lpthread -ldl -lm -lrt -o "$out/method_done"
+echo
+printf '%-34s %14s %14s\n' "jitarena_method_done (20,000 methods)" "instructions" "wall (ns)"
+for mode in nolog log; do
+  file="$out/cg.method_done.$mode"
+  valgrind --tool=callgrind --callgrind-out-file="$file" --toggle-collect=jitarena_method_done \
+      "$out/method_done" $mode "$out/method_done.jas" >/dev/null 2>&1
+  ins=$(callgrind_annotate "$file" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n { gsub(",", "", $1); print $1; n = 1 }')
+  wall=$("$out/method_done" $mode "$out/method_done.jas" | awk '{ print $2 }')
+  printf '%-34s %14.0f %14s\n' "$mode" "$(awk -v i="$ins" 'BEGIN { print i / 20000 }')" "$wall"
+done
+ls -l "$out/method_done.jas" | awk '{ printf "log: %d bytes for 20,000 records, %.1f bytes per record\n", $5, ($5 - 12) / 20000 }'
 exit $status

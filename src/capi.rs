@@ -10,7 +10,10 @@ use crate::arena::check_page_size;
 use crate::arena::raw::{ArenaSetup, Pager, RawArena};
 use crate::counters::Schema;
 use crate::error::{set_last_error, with_last_error, Error, ErrorCode};
-use crate::sys::{jitarena, jitarena_config, JITARENA_ABI_VERSION, JITARENA_DEFAULT_PAGE_SIZE};
+use crate::method::{self, MethodRef};
+use crate::sys::{
+    jitarena, jitarena_config, jitarena_method, JITARENA_ABI_VERSION, JITARENA_DEFAULT_PAGE_SIZE,
+};
 
 /// Runs `f`, turning an error or a panic into `fallback` and this thread's last error.
 pub(crate) fn guard<T>(fallback: T, f: impl FnOnce() -> Result<T, Error>) -> T {
@@ -239,6 +242,7 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
         page_size: c.page_size,
         limit_bytes: c.limit_bytes,
         pager,
+        trace: crate::method::trace_recording(),
     })
 }
 
@@ -372,4 +376,192 @@ reader! {
     jitarena_kind_count_configured() -> u32 = |a| a.schema.kinds.len() as u32;
     /// The configured number of phases.
     jitarena_phase_count_configured() -> u32 = |a| a.schema.phases.len() as u32;
+}
+
+/// A C string argument as UTF-8, or `None` for NULL; invalid UTF-8 is replaced.
+///
+/// # Safety
+/// `s` is NULL or a NUL-terminated string.
+unsafe fn opt_str<'a>(s: *const c_char) -> Option<std::borrow::Cow<'a, str>> {
+    // SAFETY: per the contract.
+    (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy())
+}
+
+/// Turns a result into a C status code, recording the message.
+fn status(result: Result<(), Error>) -> c_int {
+    match result {
+        Ok(()) => 0,
+        Err(err) => {
+            set_last_error(&err);
+            err.code as c_int
+        }
+    }
+}
+
+/// Ends a method: aggregate, stats log record, trace.
+///
+/// # Safety
+/// `arena` is NULL or a live arena used by this thread only; `method` is NULL or points to a
+/// `jitarena_method` whose strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_method_done(
+    arena: *mut jitarena,
+    method: *const jitarena_method,
+) -> c_int {
+    guard(ErrorCode::Internal as c_int, || {
+        // SAFETY: forwarded contract.
+        Ok(status(unsafe { method_done(arena, method) }))
+    })
+}
+
+/// The body of `jitarena_method_done`.
+///
+/// # Safety
+/// As for `jitarena_method_done`.
+unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> Result<(), Error> {
+    // SAFETY: forwarded contract.
+    let raw = unsafe { arena_mut(arena)? };
+    let (mut name, mut tier, mut context) = (None, None, -1);
+    if !method.is_null() {
+        // SAFETY: non-null, points to a jitarena_method per the contract; struct_size first.
+        let size = unsafe { ptr::read_unaligned(method.cast::<usize>()) };
+        let want = size_of::<jitarena_method>();
+        if size < want {
+            let message = format!("method.struct_size is {size}, expected {want}");
+            return Err(Error::new(ErrorCode::Config, message));
+        }
+        // The strings are decoded only when something will write them.
+        if method::wants_method_info(raw) {
+            // SAFETY: as above.
+            let m = unsafe { &*method };
+            // SAFETY: the strings are NULL or NUL-terminated per the contract.
+            (name, tier, context) = unsafe { (opt_str(m.name), opt_str(m.tier), m.context) };
+        }
+    }
+    let info = MethodRef {
+        name: name.as_deref(),
+        context,
+        tier: tier.as_deref(),
+    };
+    method::method_done(raw, info)
+}
+
+/// Reads a path argument.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+unsafe fn path_arg(path: *const c_char) -> Result<String, Error> {
+    // SAFETY: per the contract.
+    unsafe { opt_str(path) }
+        .map(|p| p.into_owned())
+        .ok_or_else(|| Error::new(ErrorCode::Null, "the path is NULL"))
+}
+
+/// Opens the stats log.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_log_open(path: *const c_char) -> c_int {
+    // SAFETY: forwarded contract.
+    guard(ErrorCode::Internal as c_int, || {
+        Ok(status(
+            unsafe { path_arg(path) }.and_then(|p| method::log_open(&p)),
+        ))
+    })
+}
+
+/// Closes the stats log.
+#[no_mangle]
+pub extern "C" fn jitarena_log_close() -> c_int {
+    guard(ErrorCode::Internal as c_int, || {
+        Ok(status(method::log_close()))
+    })
+}
+
+/// Starts recording a trace.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_trace_open(path: *const c_char) -> c_int {
+    // SAFETY: forwarded contract.
+    guard(ErrorCode::Internal as c_int, || {
+        Ok(status(
+            unsafe { path_arg(path) }.and_then(|p| method::trace_open(&p)),
+        ))
+    })
+}
+
+/// Stops recording the trace.
+#[no_mangle]
+pub extern "C" fn jitarena_trace_close() -> c_int {
+    guard(ErrorCode::Internal as c_int, || {
+        Ok(status(method::trace_close()))
+    })
+}
+
+/// Sums a field over the aggregate's schemas.
+fn aggregate_sum(f: impl Fn(&crate::Schema, u64, &crate::Counters) -> u64) -> u64 {
+    guard(0, || {
+        Ok(method::aggregate()
+            .iter()
+            .map(|(s, m, c)| f(s, *m, c))
+            .sum())
+    })
+}
+
+/// Finds a kind by name in a schema: its slot, the invalid bucket for "(invalid kind)".
+fn kind_slot(schema: &crate::Schema, name: &str) -> Option<usize> {
+    if name == crate::counters::INVALID_KIND_NAME {
+        return Some(schema.kinds.len());
+    }
+    schema.kinds.iter().position(|k| k == name)
+}
+
+/// Methods in the aggregate.
+#[no_mangle]
+pub extern "C" fn jitarena_aggregate_methods() -> u64 {
+    aggregate_sum(|_, methods, _| methods)
+}
+
+/// Bytes in the aggregate.
+#[no_mangle]
+pub extern "C" fn jitarena_aggregate_total_bytes() -> u64 {
+    aggregate_sum(|_, _, c| c.total_bytes())
+}
+
+/// Bytes of one kind in the aggregate.
+///
+/// # Safety
+/// `kind_name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_aggregate_kind_bytes(kind_name: *const c_char) -> u64 {
+    // SAFETY: forwarded contract.
+    let Some(name) = (unsafe { opt_str(kind_name) }) else {
+        return 0;
+    };
+    aggregate_sum(|s, _, c| kind_slot(s, &name).map_or(0, |i| c.kind_bytes[i]))
+}
+
+/// Allocations of one kind in the aggregate.
+///
+/// # Safety
+/// `kind_name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_aggregate_kind_count(kind_name: *const c_char) -> u64 {
+    // SAFETY: forwarded contract.
+    let Some(name) = (unsafe { opt_str(kind_name) }) else {
+        return 0;
+    };
+    aggregate_sum(|s, _, c| kind_slot(s, &name).map_or(0, |i| c.kind_count[i]))
+}
+
+/// Clears the aggregate.
+#[no_mangle]
+pub extern "C" fn jitarena_aggregate_reset() {
+    guard((), || {
+        method::aggregate_reset();
+        Ok(())
+    })
 }

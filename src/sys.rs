@@ -12,6 +12,8 @@ pub const JITARENA_NO_PHASE: u32 = 4294967295;
 pub const JITARENA_DEFAULT_PAGE_SIZE: u32 = 65536;
 pub const JITARENA_MIN_PAGE_SIZE: u32 = 4096;
 pub const JITARENA_MAX_PAGE_SIZE: u32 = 1073741824;
+pub const JITARENA_EVENT_ALLOC: u32 = 0;
+pub const JITARENA_EVENT_PHASE: u32 = 1;
 pub const JITARENA_OK: jitarena_error = 0;
 #[doc = " A required pointer argument was NULL."]
 pub const JITARENA_E_NULL: jitarena_error = 1;
@@ -33,7 +35,7 @@ pub const JITARENA_E_STATE: jitarena_error = 8;
 pub type jitarena_error = ::core::ffi::c_uint;
 #[doc = " Configuration of an arena. Always fill with jitarena_config_init() first, then set fields:\n  a config from an older header (smaller struct_size) stays valid, the fields it lacks take\n  their defaults."]
 #[repr(C)]
-#[derive(Debug, Copy, Clone)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct jitarena_config {
     #[doc = " Set by jitarena_config_init() to sizeof(jitarena_config)."]
     pub struct_size: usize,
@@ -100,7 +102,7 @@ pub struct jitarena {
 }
 #[doc = " The first member of every arena: the bump window and the per-kind counters. Read it only\n  through the functions below; the layout is part of the ABI version."]
 #[repr(C)]
-#[derive(Debug, Copy, Clone)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct jitarena_head {
     #[doc = " Bytes requested, all kinds together (the per-phase counters are taken from it). Kept\n  apart from kind_bytes[0] so that compilers do not merge the two additions into vector\n  instructions, which costs more than it saves."]
     pub total_bytes: u64,
@@ -130,7 +132,7 @@ const _: () = {
 };
 #[doc = " A finished method, passed to jitarena_method_done()."]
 #[repr(C)]
-#[derive(Debug, Copy, Clone)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct jitarena_method {
     #[doc = " Set to sizeof(jitarena_method)."]
     pub struct_size: usize,
@@ -153,4 +155,21 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_method, context) - 16usize];
     ["Offset of field: jitarena_method::tier"]
         [::core::mem::offset_of!(jitarena_method, tier) - 24usize];
+};
+#[doc = " One event of an allocation stream: op 0 allocates `size` bytes of kind `arg`; op 1 switches\n  to phase `arg` (size unused)."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct jitarena_event {
+    pub op: u32,
+    pub arg: u32,
+    pub size: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of jitarena_event"][::core::mem::size_of::<jitarena_event>() - 16usize];
+    ["Alignment of jitarena_event"][::core::mem::align_of::<jitarena_event>() - 8usize];
+    ["Offset of field: jitarena_event::op"][::core::mem::offset_of!(jitarena_event, op) - 0usize];
+    ["Offset of field: jitarena_event::arg"][::core::mem::offset_of!(jitarena_event, arg) - 4usize];
+    ["Offset of field: jitarena_event::size"]
+        [::core::mem::offset_of!(jitarena_event, size) - 8usize];
 };

@@ -20,6 +20,8 @@ fn generate() -> Result<String, String> {
         .prepend_enum_name(false)
         .use_core()
         .layout_tests(true)
+        .derive_partialeq(true)
+        .derive_eq(true)
         .generate()
         .map_err(|e| format!("bindgen failed on {}: {e}", header.display()))?;
     Ok(format!("{PRELUDE}{bindings}"))

@@ -96,6 +96,7 @@ impl Config {
             page_size: self.page_size,
             limit_bytes: self.limit_bytes,
             pager,
+            trace: false,
         })
     }
 }
@@ -241,6 +242,12 @@ impl Arena {
     /// Empties the arena for the next method: memory is reused, counters are zeroed.
     pub fn reset(&mut self) {
         self.raw_mut().reset();
+    }
+
+    /// Ends a method: folds the counters into the process-wide aggregate and appends a record to
+    /// the stats log if one is open (see [`crate::method`]). Reset the arena afterwards.
+    pub fn method_done(&mut self, method: crate::MethodRef<'_>) -> Result<(), Error> {
+        crate::method::method_done(self.raw_mut(), method)
     }
 
     /// The last failure since creation or reset.

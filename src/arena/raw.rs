@@ -10,7 +10,11 @@ use std::sync::Arc;
 
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
-use crate::sys::{jitarena_head, JITARENA_KIND_SLOTS, JITARENA_MAX_KINDS};
+use crate::log::MethodCounts;
+use crate::sys::{
+    jitarena_event, jitarena_head, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_KIND_SLOTS,
+    JITARENA_MAX_KINDS,
+};
 
 /// Marks a live arena; cleared on destroy, so that most uses after destroy are refused.
 const MAGIC: u64 = 0x6a69_7461_7265_6e61;
@@ -45,6 +49,8 @@ pub(crate) struct ArenaSetup {
     pub page_size: usize,
     pub limit_bytes: u64,
     pub pager: Pager,
+    /// Record every allocation for a trace.
+    pub trace: bool,
 }
 
 struct Page {
@@ -87,6 +93,9 @@ pub(crate) struct RawArena {
     phase_start_total: u64,
     /// Bytes of closed phase intervals, per phase slot.
     phase_bytes: Vec<u64>,
+    /// While recording a trace: this method's events so far (the inline window is kept empty
+    /// so that every allocation comes through the slow path and is seen here).
+    pub(crate) trace: Option<Vec<jitarena_event>>,
 }
 
 impl RawArena {
@@ -119,6 +128,7 @@ impl RawArena {
             phase: phases,
             phase_start_total: 0,
             phase_bytes: vec![0; phases + 1],
+            trace: setup.trace.then(Vec::new),
         })
     }
 
@@ -184,12 +194,29 @@ impl RawArena {
             }
             let at = self.head.cursor;
             self.head.cursor = at + rounded;
-            self.head.limit = self.page_end.min(self.head.cursor + self.large_threshold);
+            self.head.limit = self.window_limit();
             at as *mut u8
         };
+        if let Some(events) = &mut self.trace {
+            events.push(jitarena_event {
+                op: JITARENA_EVENT_ALLOC,
+                arg: kind,
+                size: size as u64,
+            });
+        }
         self.count(size, kind);
         self.largest = self.largest.max(size as u64);
         Ok(ptr)
+    }
+
+    /// Where the inline window ends: a quarter page past the cursor, within the page; at the
+    /// cursor (empty) while recording a trace.
+    fn window_limit(&self) -> usize {
+        if self.trace.is_some() {
+            self.head.cursor
+        } else {
+            self.page_end.min(self.head.cursor + self.large_threshold)
+        }
     }
 
     /// Obtains a normal page and makes it the bump window; the rest of the old one is abandoned.
@@ -272,7 +299,10 @@ impl RawArena {
             Some(page) => {
                 self.reserved = page.size as u64;
                 self.head.cursor = self.window_start;
-                self.head.limit = self.page_end.min(self.window_start + self.large_threshold);
+                // An empty window: the first request of the next method takes the slow path,
+                // as in a new arena, so that a method's counters (`largest` among them) do
+                // not depend on what the arena served before.
+                self.head.limit = self.head.cursor;
                 self.pages.push(page);
             }
             None => {
@@ -303,6 +333,9 @@ impl RawArena {
         self.phase = self.schema.phases.len();
         self.phase_start_total = 0;
         self.phase_bytes.fill(0);
+        if let Some(events) = &mut self.trace {
+            events.clear();
+        }
     }
 
     /// Switches the phase that bytes are attributed to (out-of-range: "no phase").
@@ -311,6 +344,13 @@ impl RawArena {
         self.phase_bytes[self.phase] += total - self.phase_start_total;
         self.phase_start_total = total;
         self.phase = (phase as usize).min(self.schema.phases.len());
+        if let Some(events) = &mut self.trace {
+            events.push(jitarena_event {
+                op: JITARENA_EVENT_PHASE,
+                arg: phase,
+                size: 0,
+            });
+        }
     }
 
     /// The last failure code, 0 if none.
@@ -425,6 +465,63 @@ impl RawArena {
             largest_alloc: self.largest,
             limit_hit: self.limit_hit,
         }
+    }
+}
+
+impl RawArena {
+    /// This method's counters, sparse, into `out` (its vectors are reused). Runs once per
+    /// method: one pass over the named kinds and one over the phases.
+    pub(crate) fn fill_counts(&self, out: &mut MethodCounts) {
+        let kinds = self.schema.kinds.len();
+        let (bytes, counts) = (
+            &self.head.kind_bytes[..kinds],
+            &self.head.kind_count[..kinds],
+        );
+        out.kinds.clear();
+        out.kinds.reserve(kinds + 1);
+        for (slot, (&b, &c)) in bytes.iter().zip(counts).enumerate() {
+            if c != 0 {
+                out.kinds.push((slot as u32, b, c));
+            }
+        }
+        let invalid = self.kind_count(u32::MAX);
+        if invalid != 0 {
+            out.kinds
+                .push((kinds as u32, self.kind_bytes(u32::MAX), invalid));
+        }
+        out.phases.clear();
+        let open = self.head.total_bytes - self.phase_start_total;
+        for (slot, &b) in self.phase_bytes.iter().enumerate() {
+            let b = if slot == self.phase { b + open } else { b };
+            if b != 0 {
+                out.phases.push((slot as u32, b));
+            }
+        }
+        out.used_bytes = self.used_bytes();
+        out.reserved_bytes = self.reserved;
+        out.page_count = self.page_count();
+        out.largest_alloc = self.largest;
+        out.limit_hit = self.limit_hit;
+    }
+
+    /// Adds this arena's per-kind counters into dense per-kind sums (`kind_count + 1` slots,
+    /// the last for invalid kinds).
+    pub(crate) fn add_kinds_to(&self, bytes: &mut [u64], counts: &mut [u64]) {
+        let kinds = self.schema.kinds.len();
+        for (sum, &b) in bytes[..kinds]
+            .iter_mut()
+            .zip(&self.head.kind_bytes[..kinds])
+        {
+            *sum += b;
+        }
+        for (sum, &c) in counts[..kinds]
+            .iter_mut()
+            .zip(&self.head.kind_count[..kinds])
+        {
+            *sum += c;
+        }
+        bytes[kinds] += self.kind_bytes(u32::MAX);
+        counts[kinds] += self.kind_count(u32::MAX);
     }
 }
 

@@ -1,0 +1,68 @@
+/* The cost of jitarena_method_done per method, with no log and with a stats log open, on
+ * JIT-like methods (55 kinds, about 30 of them used, 10 phases). Counted by callgrind
+ * (scripts/callgrind.sh, --toggle-collect=jitarena_method_done); also prints wall time.
+ *   method_done nolog|log [LOG_PATH] */
+#define _POSIX_C_SOURCE 199309L
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "jitarena.h"
+
+#define METHODS 20000
+#define KINDS 55
+#define PHASES 10
+
+static const char* kind_names[KINDS];
+static char kind_text[KINDS][16];
+static const char* const phase_names[PHASES] = {"Importer", "Morph",    "FlowGraph", "SSA",     "ValueNumbering",
+                                                "Optimizer", "Lowering", "LSRA",      "Codegen", "Emit"};
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char** argv) {
+    jitarena_config cfg;
+    jitarena* a;
+    int m, k, p;
+    double spent = 0;
+    char name[96];
+    int with_log = argc > 1 && strcmp(argv[1], "log") == 0;
+    for (k = 0; k < KINDS; k++) {
+        snprintf(kind_text[k], sizeof kind_text[k], "Kind%d", k);
+        kind_names[k] = kind_text[k];
+    }
+    if (with_log && jitarena_log_open(argc > 2 ? argv[2] : "method_done.jas") != 0) {
+        fprintf(stderr, "method_done: %s\n", jitarena_last_error_message());
+        return 2;
+    }
+    jitarena_config_init(&cfg);
+    cfg.kind_names = kind_names;
+    cfg.kind_count = KINDS;
+    cfg.phase_names = phase_names;
+    cfg.phase_count = PHASES;
+    a = jitarena_create(&cfg);
+    for (m = 0; m < METHODS; m++) {
+        jitarena_method method = {sizeof(jitarena_method), name, m, (m % 2) ? "FullOpts" : "MinOpts"};
+        double t0;
+        snprintf(name, sizeof name, "System.Collections.Generic.List`1[int]:Method%d(int)", m);
+        for (p = 0; p < PHASES; p++) {
+            jitarena_set_phase(a, (uint32_t)p);
+            for (k = p; k < KINDS; k += 2) {
+                (void)jitarena_alloc(a, (size_t)(16 + (m + k) % 200), (uint32_t)k);
+            }
+        }
+        t0 = now();
+        if (jitarena_method_done(a, &method) != 0) return 3;
+        spent += now() - t0;
+        jitarena_reset(a);
+    }
+    jitarena_destroy(a);
+    if (with_log) jitarena_log_close();
+    printf("%s: %.0f ns per jitarena_method_done (wall)\n", with_log ? "log" : "nolog", spent / METHODS * 1e9);
+    return 0;
+}

@@ -1,0 +1,395 @@
+//! The container shared by stats logs and binary traces: a 12-byte header, then checksummed
+//! frames. See `docs/formats.md` for the layout.
+//!
+//! A frame is `type: u8, length: LEB128, payload, crc32: u32 LE` (the CRC covers the type,
+//! the length bytes and the payload). A file cut short inside its last frame reads back every
+//! earlier frame with a warning; a frame whose checksum fails is an error, because what follows
+//! it cannot be trusted.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorCode};
+
+/// The first 8 bytes of every jitarena file.
+pub const MAGIC: &[u8; 8] = b"JITARENA";
+/// Length of the file header: magic, content kind, version, two reserved bytes.
+pub const HEADER_LEN: usize = 12;
+/// The format version this build writes and reads.
+pub const VERSION: u8 = 1;
+/// Largest frame payload accepted (a sanity bound: a trace frame holds one method's events).
+pub const MAX_FRAME: u64 = 1 << 30;
+
+/// What a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// A stats log: one record of counters per method.
+    Log,
+    /// A binary allocation trace: one record of events per method.
+    Trace,
+}
+
+impl Content {
+    fn byte(self) -> u8 {
+        match self {
+            Content::Log => b'L',
+            Content::Trace => b'T',
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Content::Log => "stats log",
+            Content::Trace => "trace",
+        }
+    }
+}
+
+/// The header bytes for a file of `content`.
+pub fn header(content: Content) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(MAGIC);
+    h[8] = content.byte();
+    h[9] = VERSION;
+    h
+}
+
+/// What the first bytes of a file say it is.
+pub fn sniff(path: &Path) -> Result<Option<Content>, Error> {
+    let mut file = open(path)?;
+    let mut head = [0u8; HEADER_LEN];
+    let n = read_up_to(&mut file, &mut head).map_err(|e| io_error(path, "read", &e))?;
+    if n < HEADER_LEN || &head[..8] != MAGIC {
+        return Ok(None);
+    }
+    Ok(match head[8] {
+        b'L' => Some(Content::Log),
+        b'T' => Some(Content::Trace),
+        _ => None,
+    })
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// An I/O error naming the file.
+pub fn io_error(path: &Path, what: &str, err: &io::Error) -> Error {
+    Error::new(
+        ErrorCode::Io,
+        format!("{}: cannot {what}: {err}", path.display()),
+    )
+}
+
+fn open(path: &Path) -> Result<File, Error> {
+    File::open(path).map_err(|e| io_error(path, "open", &e))
+}
+
+/// Appends `value` as unsigned LEB128.
+pub fn put_varint(buf: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        buf.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    buf.push(value as u8);
+}
+
+/// Appends a signed value, zigzag-encoded.
+pub fn put_signed(buf: &mut Vec<u8>, value: i64) {
+    put_varint(buf, ((value << 1) ^ (value >> 63)) as u64);
+}
+
+/// Appends a length-prefixed string.
+pub fn put_str(buf: &mut Vec<u8>, s: &str) {
+    put_varint(buf, s.len() as u64);
+    buf.extend_from_slice(s.as_bytes());
+}
+
+/// Appends one frame (type, length, payload, checksum) to `out`.
+pub fn put_frame(out: &mut Vec<u8>, kind: u8, payload: &[u8]) {
+    let start = out.len();
+    out.push(kind);
+    put_varint(out, payload.len() as u64);
+    out.extend_from_slice(payload);
+    let crc = crc32fast::hash(&out[start..]);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// A cursor over a frame's payload; every read is bounds-checked.
+pub struct Payload<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+/// Decoding a payload failed: it is shorter than its fields or holds an impossible value.
+#[derive(Debug)]
+pub struct Malformed(pub &'static str);
+
+impl<'a> Payload<'a> {
+    /// A cursor at the start of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Payload<'a> {
+        Payload { bytes, at: 0 }
+    }
+
+    /// Whether every byte was read.
+    pub fn is_done(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    /// Reads an unsigned LEB128 value.
+    pub fn varint(&mut self) -> Result<u64, Malformed> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = *self
+                .bytes
+                .get(self.at)
+                .ok_or(Malformed("a number runs past the record"))?;
+            self.at += 1;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(Malformed("a number is longer than 64 bits"))
+    }
+
+    /// Reads a zigzag-encoded signed value.
+    pub fn signed(&mut self) -> Result<i64, Malformed> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    /// Reads a count that must be at most `max`.
+    pub fn count(&mut self, max: u64) -> Result<usize, Malformed> {
+        let v = self.varint()?;
+        if v > max {
+            return Err(Malformed("a count is larger than the record can hold"));
+        }
+        Ok(v as usize)
+    }
+
+    /// Reads a length-prefixed UTF-8 string.
+    pub fn str(&mut self) -> Result<&'a str, Malformed> {
+        let len = self.count((self.bytes.len() - self.at) as u64)?;
+        let s = &self.bytes[self.at..self.at + len];
+        self.at += len;
+        std::str::from_utf8(s).map_err(|_| Malformed("a name is not UTF-8"))
+    }
+}
+
+/// One frame read from a file.
+pub struct Frame {
+    /// The frame type.
+    pub kind: u8,
+    /// Where the frame starts in the file.
+    pub offset: u64,
+    /// The payload.
+    pub payload: Vec<u8>,
+}
+
+/// Reads the frames of one file in order, checking each checksum.
+pub struct FrameReader {
+    path: PathBuf,
+    input: BufReader<File>,
+    offset: u64,
+    file_len: u64,
+    /// Warnings gathered while reading (a cut-short last frame).
+    pub warnings: Vec<String>,
+    done: bool,
+}
+
+impl FrameReader {
+    /// Opens `path`, checking that it is a jitarena file of `content` and a known version.
+    pub fn open(path: &Path, content: Content) -> Result<FrameReader, Error> {
+        let file = open(path)?;
+        let file_len = file
+            .metadata()
+            .map_err(|e| io_error(path, "read", &e))?
+            .len();
+        let mut input = BufReader::with_capacity(1 << 16, file);
+        let mut head = [0u8; HEADER_LEN];
+        let n = read_up_to(&mut input, &mut head).map_err(|e| io_error(path, "read", &e))?;
+        let bad = |what: String| Error::new(ErrorCode::Io, format!("{}: {what}", path.display()));
+        if n == 0 {
+            return Err(bad(format!(
+                "the file is empty, not a jitarena {}",
+                content.name()
+            )));
+        }
+        if n < HEADER_LEN || &head[..8] != MAGIC {
+            return Err(bad(format!(
+                "not a jitarena {} (it does not start with \"JITARENA\")",
+                content.name()
+            )));
+        }
+        if head[8] != content.byte() {
+            let other = if head[8] == b'L' {
+                "stats log"
+            } else if head[8] == b'T' {
+                "trace"
+            } else {
+                "file of unknown content"
+            };
+            return Err(bad(format!(
+                "this is a jitarena {other}, not a {}",
+                content.name()
+            )));
+        }
+        if head[9] != VERSION {
+            return Err(bad(format!(
+                "format version {} is not readable by this jitarena, which reads version {VERSION}: use a jitarena at least as new as the writer",
+                head[9]
+            )));
+        }
+        Ok(FrameReader {
+            path: path.to_path_buf(),
+            input,
+            offset: HEADER_LEN as u64,
+            file_len,
+            warnings: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// An error about the frame at `offset`.
+    pub fn corrupt(&self, offset: u64, what: &str) -> Error {
+        Error::new(
+            ErrorCode::Io,
+            format!(
+                "{}: record at byte {offset} is corrupt: {what}",
+                self.path.display()
+            ),
+        )
+    }
+
+    /// The next frame, `None` at the end. A frame cut short by the end of the file ends the
+    /// read with a warning; one with a bad checksum is an error.
+    pub fn next_frame(&mut self) -> Result<Option<Frame>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        let start = self.offset;
+        let mut head = Vec::with_capacity(11);
+        let mut byte = [0u8; 1];
+        // Type byte, then the length's LEB128 bytes.
+        loop {
+            let n = read_up_to(&mut self.input, &mut byte)
+                .map_err(|e| io_error(&self.path, "read", &e))?;
+            if n == 0 {
+                self.done = true;
+                if !head.is_empty() {
+                    self.cut_short(start, head.len() as u64);
+                }
+                return Ok(None);
+            }
+            head.push(byte[0]);
+            if head.len() >= 2 && byte[0] & 0x80 == 0 {
+                // The writer never pads a length with zero continuation bytes.
+                if byte[0] == 0 && head.len() > 2 {
+                    return Err(self.corrupt(start, "its length field was damaged"));
+                }
+                break;
+            }
+            if head.len() > 10 {
+                return Err(self.corrupt(start, "its length field is too long"));
+            }
+        }
+        let len = Payload::new(&head[1..])
+            .varint()
+            .map_err(|e| self.corrupt(start, e.0))?;
+        if len > MAX_FRAME {
+            return Err(self.corrupt(start, "its length is impossibly large"));
+        }
+        let end = start + head.len() as u64 + len + 4;
+        if end > self.file_len {
+            // Either the writer was stopped inside this frame, or its length was damaged. Only
+            // in the second case can a whole frame follow somewhere in the rest of the file.
+            let mut rest = Vec::new();
+            self.input
+                .read_to_end(&mut rest)
+                .map_err(|e| io_error(&self.path, "read", &e))?;
+            self.done = true;
+            if holds_a_frame(&rest) || is_whole_frame(head[0], &rest) {
+                return Err(self.corrupt(start, "its length field was damaged"));
+            }
+            self.cut_short(start, head.len() as u64 + rest.len() as u64);
+            return Ok(None);
+        }
+        let mut body = vec![0u8; len as usize + 4];
+        let n =
+            read_up_to(&mut self.input, &mut body).map_err(|e| io_error(&self.path, "read", &e))?;
+        if n < body.len() {
+            return Err(self.corrupt(start, "the file shrank while it was read"));
+        }
+        let (payload, crc) = body.split_at(len as usize);
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&head);
+        hasher.update(payload);
+        if hasher.finalize().to_le_bytes() != crc {
+            return Err(self.corrupt(start, "checksum mismatch (the file was damaged)"));
+        }
+        body.truncate(len as usize);
+        self.offset += head.len() as u64 + len + 4;
+        Ok(Some(Frame {
+            kind: head[0],
+            offset: start,
+            payload: body,
+        }))
+    }
+
+    fn cut_short(&mut self, start: u64, have: u64) {
+        self.warnings.push(format!(
+            "{}: the last record (at byte {start}) is cut short after {have} bytes, as by a crash or a kill; it is ignored and every earlier record is read",
+            self.path.display()
+        ));
+    }
+}
+
+/// Whether a complete frame with a valid checksum starts anywhere in `bytes`.
+fn holds_a_frame(bytes: &[u8]) -> bool {
+    (0..bytes.len()).any(|i| {
+        let mut p = Payload::new(&bytes[i + 1..]);
+        let Ok(len) = p.varint() else { return false };
+        let head_len = 1 + p.at;
+        let Some(end) = (len as usize)
+            .checked_add(head_len + 4)
+            .and_then(|n| n.checked_add(i))
+        else {
+            return false;
+        };
+        if len == 0 || end > bytes.len() {
+            return false;
+        }
+        let crc = crc32fast::hash(&bytes[i..end - 4]);
+        crc.to_le_bytes() == bytes[end - 4..end]
+    })
+}
+
+/// Whether `rest` is a complete frame body (payload and checksum) of type `kind`: then the file
+/// was not cut short, only the length in front of it was damaged.
+fn is_whole_frame(kind: u8, rest: &[u8]) -> bool {
+    let Some(len) = rest.len().checked_sub(4) else {
+        return false;
+    };
+    let mut head = vec![kind];
+    put_varint(&mut head, len as u64);
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&head);
+    hasher.update(&rest[..len]);
+    hasher.finalize().to_le_bytes() == rest[len..]
+}

@@ -1,0 +1,237 @@
+//! The replay harness: runs each method's allocation stream from a trace through the real C
+//! ABI (the header's inline fast path, compiled into `src/driver/replay.c`), then writes the
+//! arena's counters for that method to a stats log, as a JIT calling `jitarena_method_done`
+//! would.
+
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::arena::raw::{ArenaSetup, Pager, RawArena};
+use crate::counters::Schema;
+use crate::error::Error;
+use crate::format::io_error;
+use crate::log::{LogWriter, MethodCounts};
+use crate::sys::{jitarena, jitarena_event, JITARENA_DEFAULT_PAGE_SIZE};
+use crate::trace;
+
+extern "C" {
+    fn jitarena_replay(arena: *mut jitarena, events: *const jitarena_event, count: usize) -> usize;
+    fn jitarena_replay_uncounted(
+        arena: *mut jitarena,
+        events: *const jitarena_event,
+        count: usize,
+    ) -> usize;
+}
+
+/// The allocator variant to replay with.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    /// Page size in bytes.
+    pub page_size: usize,
+    /// Memory limit per method (0: none).
+    pub limit_bytes: u64,
+    /// Whether the inline path counts (false: the `JITARENA_NO_COUNTERS` driver).
+    pub counters: bool,
+    /// Show progress on standard error when it is a terminal.
+    pub progress: bool,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> ReplayOptions {
+        ReplayOptions {
+            page_size: JITARENA_DEFAULT_PAGE_SIZE as usize,
+            limit_bytes: 0,
+            counters: true,
+            progress: false,
+        }
+    }
+}
+
+/// What a replay did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplaySummary {
+    /// Methods replayed.
+    pub methods: u64,
+    /// Allocation requests replayed.
+    pub allocations: u64,
+    /// Requests that failed (limit or out of memory).
+    pub failed: u64,
+    /// Readers' warnings (cut-short traces).
+    pub warnings: Vec<String>,
+}
+
+/// An arena for one schema, owned by the harness.
+struct ReplayArena {
+    raw: *mut RawArena,
+}
+
+impl ReplayArena {
+    fn new(schema: &Arc<Schema>, options: &ReplayOptions) -> Result<ReplayArena, Error> {
+        crate::arena::check_page_size(options.page_size)?;
+        let setup = ArenaSetup {
+            schema: Arc::clone(schema),
+            page_size: options.page_size,
+            limit_bytes: options.limit_bytes,
+            pager: Pager::Builtin,
+            trace: false,
+        };
+        Ok(ReplayArena {
+            raw: Box::into_raw(RawArena::new(setup)),
+        })
+    }
+
+    fn raw(&mut self) -> &mut RawArena {
+        // SAFETY: `raw` is the live box made in `new`, owned by `self`.
+        unsafe { &mut *self.raw }
+    }
+}
+
+impl Drop for ReplayArena {
+    fn drop(&mut self) {
+        // SAFETY: made by Box::into_raw in `new`, freed once here.
+        drop(unsafe { Box::from_raw(self.raw) });
+    }
+}
+
+/// Replays every method of `traces` into the stats log `output`.
+pub fn replay(
+    traces: &[PathBuf],
+    output: &Path,
+    options: &ReplayOptions,
+) -> Result<ReplaySummary, Error> {
+    let file = File::create(output).map_err(|e| io_error(output, "create", &e))?;
+    let mut log = LogWriter::new(BufWriter::with_capacity(1 << 16, file))
+        .map_err(|e| io_error(output, "write", &e))?;
+    let mut summary = ReplaySummary::default();
+    let mut progress = Progress::new(options.progress, traces);
+    for path in traces {
+        let mut reader = trace::open(path)?;
+        replay_one(
+            &mut reader,
+            options,
+            &mut summary,
+            &mut progress,
+            |schema, info, counts| {
+                log.write(
+                    schema,
+                    info.name.as_deref(),
+                    info.context,
+                    info.tier.as_deref(),
+                    counts,
+                )
+                .map_err(|e| io_error(output, "write", &e))
+            },
+        )?;
+        summary.warnings.extend(reader.warnings());
+        progress.file_done();
+    }
+    log.finish().map_err(|e| io_error(output, "write", &e))?;
+    progress.finish(&summary);
+    Ok(summary)
+}
+
+/// Replays one trace, handing each method's counters to `sink`.
+pub fn replay_one(
+    reader: &mut trace::TraceReader,
+    options: &ReplayOptions,
+    summary: &mut ReplaySummary,
+    progress: &mut Progress,
+    mut sink: impl FnMut(&Arc<Schema>, &crate::log::MethodInfo, &MethodCounts) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut arena: Option<(Arc<Schema>, ReplayArena)> = None;
+    let mut counts = MethodCounts::default();
+    while let Some(method) = reader.next_method()? {
+        let fresh = match &arena {
+            Some((schema, _)) => !Arc::ptr_eq(schema, &method.schema),
+            None => true,
+        };
+        if fresh {
+            arena = Some((
+                Arc::clone(&method.schema),
+                ReplayArena::new(&method.schema, options)?,
+            ));
+        }
+        let Some((_, a)) = arena.as_mut() else {
+            continue;
+        };
+        let raw = a.raw();
+        let driver = if options.counters {
+            jitarena_replay
+        } else {
+            jitarena_replay_uncounted
+        };
+        // SAFETY: the arena is live and used by this thread only; `events` is a valid slice.
+        let failed = unsafe {
+            driver(
+                (raw as *mut RawArena).cast(),
+                method.events.as_ptr(),
+                method.events.len(),
+            )
+        };
+        raw.fill_counts(&mut counts);
+        sink(&method.schema, &method.info, &counts)?;
+        raw.reset();
+        summary.methods += 1;
+        summary.failed += failed as u64;
+        summary.allocations += method
+            .events
+            .iter()
+            .filter(|e| e.op == crate::sys::JITARENA_EVENT_ALLOC)
+            .count() as u64;
+        progress.tick(summary.methods);
+    }
+    Ok(())
+}
+
+/// A one-line progress report on standard error, when it is a terminal.
+pub struct Progress {
+    enabled: bool,
+    files: usize,
+    done_files: usize,
+    last: Instant,
+    start: Instant,
+}
+
+impl Progress {
+    /// Progress over these files (silent unless `enabled` and standard error is a terminal).
+    pub fn new(enabled: bool, files: &[PathBuf]) -> Progress {
+        Progress {
+            enabled: enabled && std::io::stderr().is_terminal(),
+            files: files.len(),
+            done_files: 0,
+            last: Instant::now(),
+            start: Instant::now(),
+        }
+    }
+
+    fn tick(&mut self, methods: u64) {
+        if self.enabled && self.last.elapsed() > Duration::from_millis(200) {
+            self.last = Instant::now();
+            let rate = methods as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
+            eprint!(
+                "\rreplay: file {}/{}, {methods} methods ({rate:.0}/s)   ",
+                self.done_files + 1,
+                self.files
+            );
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    fn file_done(&mut self) {
+        self.done_files += 1;
+    }
+
+    fn finish(&self, summary: &ReplaySummary) {
+        if self.enabled {
+            eprintln!(
+                "\rreplay: {} methods in {:.1} s{:30}",
+                summary.methods,
+                self.start.elapsed().as_secs_f64(),
+                ""
+            );
+        }
+    }
+}

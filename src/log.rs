@@ -1,0 +1,382 @@
+//! The stats log: one checksummed record of counters per compiled method, preceded by the
+//! schema (kind and phase names) and tier names it refers to. Layout: `docs/formats.md`.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::counters::Schema;
+use crate::error::Error;
+use crate::format::{
+    self, put_frame, put_signed, put_str, put_varint, Content, FrameReader, Malformed, Payload,
+};
+
+/// Frame type: a schema (its id, kind names, phase names).
+pub(crate) const FRAME_SCHEMA: u8 = 1;
+/// Frame type: a tier name and its id.
+pub(crate) const FRAME_TIER: u8 = 2;
+/// Frame type: one method's counters.
+const FRAME_METHOD: u8 = 3;
+
+/// Who a record is about.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub struct MethodInfo {
+    /// The method's full name, if known.
+    pub name: Option<String>,
+    /// The replay tool's index of the method, -1 if unknown.
+    pub context: i64,
+    /// Optimization level or tier (`MinOpts`, `FullOpts`, `Tier0`, ...), if known.
+    pub tier: Option<String>,
+}
+
+/// One method's counters, sparse: only kinds and phases with bytes or allocations.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MethodCounts {
+    /// `(kind slot, bytes, count)`, slots increasing; the slot equal to the schema's kind
+    /// count is the invalid-kind bucket.
+    pub kinds: Vec<(u32, u64, u64)>,
+    /// `(phase slot, bytes)`, slots increasing; the slot equal to the phase count is "no phase".
+    pub phases: Vec<(u32, u64)>,
+    /// Rounded bytes handed out.
+    pub used_bytes: u64,
+    /// Page bytes obtained.
+    pub reserved_bytes: u64,
+    /// Pages obtained.
+    pub page_count: u64,
+    /// The largest request.
+    pub largest_alloc: u64,
+    /// Whether a request failed on the memory limit.
+    pub limit_hit: bool,
+}
+
+impl MethodCounts {
+    /// Bytes requested, all kinds.
+    pub fn total_bytes(&self) -> u64 {
+        self.kinds.iter().map(|k| k.1).sum()
+    }
+
+    /// Allocations, all kinds.
+    pub fn total_count(&self) -> u64 {
+        self.kinds.iter().map(|k| k.2).sum()
+    }
+}
+
+/// One record of a stats log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodRecord {
+    /// The kind and phase names the counters refer to.
+    pub schema: Arc<Schema>,
+    /// Who.
+    pub info: MethodInfo,
+    /// What it allocated.
+    pub counts: MethodCounts,
+}
+
+/// The schema and tier tables of one file being written: each is written once, before the
+/// first record that refers to it.
+#[derive(Default)]
+pub(crate) struct Dictionary {
+    schemas: Vec<Arc<Schema>>,
+    tiers: Vec<String>,
+}
+
+impl Dictionary {
+    /// The id of `schema`, appending its frame to `out` the first time.
+    pub(crate) fn schema_id(&mut self, schema: &Arc<Schema>, out: &mut Vec<u8>) -> u64 {
+        if let Some(i) = self
+            .schemas
+            .iter()
+            .position(|s| Arc::ptr_eq(s, schema) || **s == **schema)
+        {
+            return i as u64;
+        }
+        let id = self.schemas.len() as u64;
+        let mut p = Vec::new();
+        put_varint(&mut p, id);
+        put_varint(&mut p, schema.kinds.len() as u64);
+        schema.kinds.iter().for_each(|k| put_str(&mut p, k));
+        put_varint(&mut p, schema.phases.len() as u64);
+        schema.phases.iter().for_each(|k| put_str(&mut p, k));
+        put_frame(out, FRAME_SCHEMA, &p);
+        self.schemas.push(Arc::clone(schema));
+        id
+    }
+
+    /// The id of `tier` (0 for none), appending its frame to `out` the first time.
+    pub(crate) fn tier_id(&mut self, tier: Option<&str>, out: &mut Vec<u8>) -> u64 {
+        let Some(tier) = tier else { return 0 };
+        if let Some(i) = self.tiers.iter().position(|t| t == tier) {
+            return i as u64 + 1;
+        }
+        self.tiers.push(tier.to_string());
+        let id = self.tiers.len() as u64;
+        let mut p = Vec::new();
+        put_varint(&mut p, id);
+        put_str(&mut p, tier);
+        put_frame(out, FRAME_TIER, &p);
+        id
+    }
+}
+
+/// Appends the method-info part shared by log and trace records.
+pub(crate) fn put_info(
+    p: &mut Vec<u8>,
+    schema_id: u64,
+    tier_id: u64,
+    name: Option<&str>,
+    context: i64,
+) {
+    put_varint(p, schema_id);
+    put_signed(p, context);
+    put_varint(p, tier_id);
+    put_str(p, name.unwrap_or(""));
+}
+
+/// Writes a stats log to any output, one `write_all` per record (so that a record reaches the
+/// operating system whole, and a crash loses at most the one being written).
+pub struct LogWriter<W: Write> {
+    out: W,
+    dict: Dictionary,
+    frame: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+impl<W: Write> LogWriter<W> {
+    /// Starts a log: writes the file header.
+    pub fn new(mut out: W) -> std::io::Result<LogWriter<W>> {
+        out.write_all(&format::header(Content::Log))?;
+        Ok(LogWriter {
+            out,
+            dict: Dictionary::default(),
+            frame: Vec::with_capacity(512),
+            payload: Vec::with_capacity(512),
+        })
+    }
+
+    /// Appends one method's record.
+    pub fn write(
+        &mut self,
+        schema: &Arc<Schema>,
+        name: Option<&str>,
+        context: i64,
+        tier: Option<&str>,
+        c: &MethodCounts,
+    ) -> std::io::Result<()> {
+        self.frame.clear();
+        let schema_id = self.dict.schema_id(schema, &mut self.frame);
+        let tier_id = self.dict.tier_id(tier, &mut self.frame);
+        let p = &mut self.payload;
+        p.clear();
+        put_info(p, schema_id, tier_id, name, context);
+        put_varint(p, u64::from(c.limit_hit));
+        for v in [
+            c.used_bytes,
+            c.reserved_bytes,
+            c.page_count,
+            c.largest_alloc,
+        ] {
+            put_varint(p, v);
+        }
+        put_varint(p, c.kinds.len() as u64);
+        let mut next = 0;
+        for &(slot, bytes, count) in &c.kinds {
+            put_varint(p, u64::from(slot - next));
+            put_varint(p, bytes);
+            put_varint(p, count);
+            next = slot + 1;
+        }
+        put_varint(p, c.phases.len() as u64);
+        let mut next = 0;
+        for &(slot, bytes) in &c.phases {
+            put_varint(p, u64::from(slot - next));
+            put_varint(p, bytes);
+            next = slot + 1;
+        }
+        put_frame(&mut self.frame, FRAME_METHOD, p);
+        self.out.write_all(&self.frame)
+    }
+
+    /// Appends a record read from another log.
+    pub fn write_record(&mut self, r: &MethodRecord) -> std::io::Result<()> {
+        let info = &r.info;
+        self.write(
+            &r.schema,
+            info.name.as_deref(),
+            info.context,
+            info.tier.as_deref(),
+            &r.counts,
+        )
+    }
+
+    /// Flushes and returns the output.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Reads schemas and tiers as they come, for log and trace readers.
+#[derive(Default)]
+pub(crate) struct DictionaryReader {
+    schemas: Vec<Arc<Schema>>,
+    tiers: Vec<Arc<str>>,
+}
+
+impl DictionaryReader {
+    /// Takes a schema or tier frame; returns false for other frame types.
+    pub(crate) fn take(
+        &mut self,
+        frame: &format::Frame,
+        reader: &FrameReader,
+    ) -> Result<bool, Error> {
+        let bad = |e: Malformed| reader.corrupt(frame.offset, e.0);
+        let mut p = Payload::new(&frame.payload);
+        match frame.kind {
+            FRAME_SCHEMA => {
+                let id = p.varint().map_err(bad)?;
+                let kinds = read_names(&mut p).map_err(bad)?;
+                let phases = read_names(&mut p).map_err(bad)?;
+                if id != self.schemas.len() as u64 {
+                    return Err(reader.corrupt(frame.offset, "schema ids are out of order"));
+                }
+                let schema = Schema::new(kinds, phases)
+                    .map_err(|e| reader.corrupt(frame.offset, &e.message))?;
+                self.schemas.push(Arc::new(schema));
+            }
+            FRAME_TIER => {
+                let id = p.varint().map_err(bad)?;
+                let name = p.str().map_err(bad)?;
+                if id != self.tiers.len() as u64 + 1 {
+                    return Err(reader.corrupt(frame.offset, "tier ids are out of order"));
+                }
+                self.tiers.push(Arc::from(name));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Reads the method-info part of a record.
+    pub(crate) fn info(&self, p: &mut Payload<'_>) -> Result<(Arc<Schema>, MethodInfo), Malformed> {
+        let schema_id = p.varint()?;
+        let context = p.signed()?;
+        let tier_id = p.varint()?;
+        let name = p.str()?;
+        let schema = self
+            .schemas
+            .get(schema_id as usize)
+            .ok_or(Malformed("it names a schema not defined before it"))?;
+        let tier = match tier_id {
+            0 => None,
+            id => Some(
+                self.tiers
+                    .get(id as usize - 1)
+                    .ok_or(Malformed("it names a tier not defined before it"))?
+                    .to_string(),
+            ),
+        };
+        let name = (!name.is_empty()).then(|| name.to_string());
+        Ok((
+            Arc::clone(schema),
+            MethodInfo {
+                name,
+                context,
+                tier,
+            },
+        ))
+    }
+}
+
+fn read_names(p: &mut Payload<'_>) -> Result<Vec<String>, Malformed> {
+    let n = p.count(crate::sys::JITARENA_MAX_PHASES as u64)?;
+    (0..n).map(|_| p.str().map(str::to_string)).collect()
+}
+
+/// Reads a stats log record by record.
+pub struct LogReader {
+    frames: FrameReader,
+    dict: DictionaryReader,
+}
+
+impl LogReader {
+    /// Opens a stats log, checking its header.
+    pub fn open(path: &Path) -> Result<LogReader, Error> {
+        Ok(LogReader {
+            frames: FrameReader::open(path, Content::Log)?,
+            dict: DictionaryReader::default(),
+        })
+    }
+
+    /// Warnings so far (a cut-short last record).
+    pub fn warnings(&self) -> &[String] {
+        &self.frames.warnings
+    }
+
+    /// The next record, `None` at the end.
+    pub fn next_record(&mut self) -> Result<Option<MethodRecord>, Error> {
+        while let Some(frame) = self.frames.next_frame()? {
+            if self.dict.take(&frame, &self.frames)? || frame.kind != FRAME_METHOD {
+                continue; // schema and tier frames; unknown frame types are skipped
+            }
+            let record = self
+                .decode(&frame.payload)
+                .map_err(|e| self.frames.corrupt(frame.offset, e.0))?;
+            return Ok(Some(record));
+        }
+        Ok(None)
+    }
+
+    fn decode(&self, payload: &[u8]) -> Result<MethodRecord, Malformed> {
+        let mut p = Payload::new(payload);
+        let (schema, info) = self.dict.info(&mut p)?;
+        let flags = p.varint()?;
+        let mut c = MethodCounts {
+            limit_hit: flags & 1 != 0,
+            used_bytes: p.varint()?,
+            reserved_bytes: p.varint()?,
+            page_count: p.varint()?,
+            largest_alloc: p.varint()?,
+            ..MethodCounts::default()
+        };
+        let kind_slots = schema.kinds.len() as u64 + 1;
+        let n = p.count(kind_slots)?;
+        let mut next = 0u64;
+        for _ in 0..n {
+            let slot = next + p.varint()?;
+            if slot >= kind_slots {
+                return Err(Malformed("a kind is outside its schema"));
+            }
+            c.kinds.push((slot as u32, p.varint()?, p.varint()?));
+            next = slot + 1;
+        }
+        let phase_slots = schema.phases.len() as u64 + 1;
+        let n = p.count(phase_slots)?;
+        let mut next = 0u64;
+        for _ in 0..n {
+            let slot = next + p.varint()?;
+            if slot >= phase_slots {
+                return Err(Malformed("a phase is outside its schema"));
+            }
+            c.phases.push((slot as u32, p.varint()?));
+            next = slot + 1;
+        }
+        if !p.is_done() {
+            return Err(Malformed("it has bytes after its last field"));
+        }
+        Ok(MethodRecord {
+            schema,
+            info,
+            counts: c,
+        })
+    }
+}
+
+/// Reads every record of a log into memory, returning them with the reader's warnings.
+pub fn read_all(path: &Path) -> Result<(Vec<MethodRecord>, Vec<String>), Error> {
+    let mut reader = LogReader::open(path)?;
+    let mut records = Vec::new();
+    while let Some(r) = reader.next_record()? {
+        records.push(r);
+    }
+    Ok((records, reader.warnings().to_vec()))
+}

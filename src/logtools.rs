@@ -1,0 +1,194 @@
+//! `jitarena merge` and `jitarena dump`: many shards into one log, and logs or traces into rows
+//! for spreadsheets and scripts.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorCode};
+use crate::format::{self, io_error, Content};
+use crate::log::{LogReader, LogWriter, MethodCounts, MethodRecord};
+use crate::report::json_str;
+use crate::union::SchemaUnion;
+
+/// Reads every record of every log, calling `f` on each; returns the readers' warnings.
+pub fn for_each_record(
+    paths: &[PathBuf],
+    mut f: impl FnMut(&MethodRecord) -> Result<(), Error>,
+) -> Result<Vec<String>, Error> {
+    let mut warnings = Vec::new();
+    for path in paths {
+        let mut reader = LogReader::open(path)?;
+        while let Some(r) = reader.next_record()? {
+            f(&r)?;
+        }
+        warnings.extend(reader.warnings().iter().cloned());
+    }
+    Ok(warnings)
+}
+
+/// The union of the schemas of these logs (a first pass over them).
+pub fn union_of(paths: &[PathBuf]) -> Result<SchemaUnion, Error> {
+    let mut union = SchemaUnion::default();
+    for_each_record(paths, |r| {
+        union.add(&r.schema);
+        Ok(())
+    })?;
+    Ok(union)
+}
+
+/// Merges logs into one at `out`, with one schema: the union of theirs by name. Returns the
+/// number of records and the readers' warnings.
+pub fn merge(paths: &[PathBuf], out: &Path) -> Result<(u64, Vec<String>), Error> {
+    let union = union_of(paths)?;
+    let schema = Arc::new(union.schema()?);
+    let file = std::fs::File::create(out).map_err(|e| io_error(out, "create", &e))?;
+    let mut writer =
+        LogWriter::new(std::io::BufWriter::new(file)).map_err(|e| io_error(out, "write", &e))?;
+    let mut counts = MethodCounts::default();
+    let mut n = 0;
+    let warnings = for_each_record(paths, |r| {
+        union.remap(&r.schema, &r.counts, &mut counts);
+        n += 1;
+        let i = &r.info;
+        writer
+            .write(
+                &schema,
+                i.name.as_deref(),
+                i.context,
+                i.tier.as_deref(),
+                &counts,
+            )
+            .map_err(|e| io_error(out, "write", &e))
+    })?;
+    writer.finish().map_err(|e| io_error(out, "write", &e))?;
+    Ok((n, warnings))
+}
+
+/// Output formats of `dump`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DumpFormat {
+    /// One CSV row per method, one column per kind's bytes and per phase's bytes.
+    Csv,
+    /// One JSON object per line per method.
+    Jsonl,
+    /// Traces only: the plain text trace format.
+    Text,
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Writes logs (or, in text format, traces) as rows. Returns the readers' warnings.
+pub fn dump(
+    paths: &[PathBuf],
+    fmt: DumpFormat,
+    out: &mut impl Write,
+) -> Result<Vec<String>, Error> {
+    let stdout = Path::new("<standard output>");
+    let w = |e: std::io::Error| io_error(stdout, "write", &e);
+    if fmt == DumpFormat::Text {
+        let mut warnings = Vec::new();
+        for path in paths {
+            if format::sniff(path)? == Some(Content::Log) {
+                return Err(Error::new(ErrorCode::Io, format!("{}: a stats log has no events; `--format text` dumps traces (use csv or jsonl)", path.display())));
+            }
+            let mut reader = crate::trace::open(path)?;
+            while let Some(m) = reader.next_method()? {
+                crate::trace::write_text(out, &m).map_err(w)?;
+            }
+            warnings.extend(reader.warnings());
+        }
+        return Ok(warnings);
+    }
+    let union = union_of(paths)?;
+    let schema = union.schema()?;
+    let mut counts = MethodCounts::default();
+    let invalid = schema.kinds.len() as u32;
+    if fmt == DumpFormat::Csv {
+        let mut header = String::from("context,tier,name,bytes,allocations,used_bytes,reserved_bytes,pages,largest_alloc,limit_hit");
+        for k in &schema.kinds {
+            header.push_str(&format!(",{}", csv_field(&format!("bytes:{k}"))));
+        }
+        header.push_str(&format!(",bytes:{}", crate::counters::INVALID_KIND_NAME));
+        for p in &schema.phases {
+            header.push_str(&format!(",{}", csv_field(&format!("phase:{p}"))));
+        }
+        writeln!(out, "{header}").map_err(w)?;
+    }
+    for_each_record(paths, |r| {
+        union.remap(&r.schema, &r.counts, &mut counts);
+        let c = &counts;
+        let (name, tier) = (
+            r.info.name.as_deref().unwrap_or(""),
+            r.info.tier.as_deref().unwrap_or(""),
+        );
+        let line = match fmt {
+            DumpFormat::Csv => {
+                let mut kinds = vec![0u64; schema.kinds.len() + 1];
+                c.kinds.iter().for_each(|&(s, b, _)| kinds[s as usize] += b);
+                let mut phases = vec![0u64; schema.phases.len()];
+                for &(slot, bytes) in &c.phases {
+                    if let Some(cell) = phases.get_mut(slot as usize) {
+                        *cell += bytes;
+                    }
+                }
+                let cells: Vec<String> = kinds.iter().chain(&phases).map(u64::to_string).collect();
+                format!(
+                    "{},{},{},{},{},{},{},{},{},{},{}",
+                    r.info.context,
+                    csv_field(tier),
+                    csv_field(name),
+                    c.total_bytes(),
+                    c.total_count(),
+                    c.used_bytes,
+                    c.reserved_bytes,
+                    c.page_count,
+                    c.largest_alloc,
+                    u8::from(c.limit_hit),
+                    cells.join(",")
+                )
+            }
+            _ => {
+                let kinds: Vec<String> = c
+                    .kinds
+                    .iter()
+                    .map(|&(s, b, n)| {
+                        let k = if s == invalid {
+                            crate::counters::INVALID_KIND_NAME
+                        } else {
+                            schema.kinds[s as usize].as_str()
+                        };
+                        format!("{}:{{\"bytes\":{b},\"count\":{n}}}", json_str(k))
+                    })
+                    .collect();
+                let phases: Vec<String> = c
+                    .phases
+                    .iter()
+                    .map(|&(s, b)| format!("{}:{b}", json_str(schema.phase_name(s as usize))))
+                    .collect();
+                format!(
+                    "{{\"context\":{},\"tier\":{},\"name\":{},\"bytes\":{},\"allocations\":{},\"used_bytes\":{},\"reserved_bytes\":{},\"pages\":{},\"largest_alloc\":{},\"limit_hit\":{},\"kinds\":{{{}}},\"phases\":{{{}}}}}",
+                    r.info.context,
+                    json_str(tier),
+                    json_str(name),
+                    c.total_bytes(),
+                    c.total_count(),
+                    c.used_bytes,
+                    c.reserved_bytes,
+                    c.page_count,
+                    c.largest_alloc,
+                    c.limit_hit,
+                    kinds.join(","),
+                    phases.join(",")
+                )
+            }
+        };
+        writeln!(out, "{line}").map_err(w)
+    })
+}

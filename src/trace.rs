@@ -1,0 +1,378 @@
+//! Allocation traces: every request of every method, in order, with phase changes. Two forms:
+//! the binary trace (the jitarena container, written by `JITARENA_TRACE` recording and by
+//! `jitarena gen --trace`) and the plain text trace (`method`, `phase`, `alloc` lines, for
+//! traces recorded by other tools). `open` reads either. Layouts: `docs/formats.md`.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::counters::Schema;
+use crate::error::{Error, ErrorCode};
+use crate::format::{self, put_frame, put_varint, Content, FrameReader, Malformed, Payload};
+use crate::log::{put_info, Dictionary, DictionaryReader, MethodInfo};
+use crate::sys::{
+    jitarena_event as Event, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_MAX_KINDS,
+    JITARENA_MAX_PHASES, JITARENA_NO_PHASE,
+};
+
+/// Frame type: one method's events.
+const FRAME_EVENTS: u8 = 4;
+
+/// One method of a trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceMethod {
+    /// The kind and phase names the events refer to.
+    pub schema: Arc<Schema>,
+    /// Who.
+    pub info: MethodInfo,
+    /// Its allocations and phase changes, in order.
+    pub events: Vec<Event>,
+}
+
+/// An allocation event.
+pub fn alloc_event(kind: u32, size: u64) -> Event {
+    Event {
+        op: JITARENA_EVENT_ALLOC,
+        arg: kind,
+        size,
+    }
+}
+
+/// A phase change event.
+pub fn phase_event(phase: u32) -> Event {
+    Event {
+        op: JITARENA_EVENT_PHASE,
+        arg: phase,
+        size: 0,
+    }
+}
+
+/// Writes a binary trace, one `write_all` per method.
+pub struct TraceWriter<W: Write> {
+    out: W,
+    dict: Dictionary,
+    frame: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// Starts a trace: writes the file header.
+    pub fn new(mut out: W) -> std::io::Result<TraceWriter<W>> {
+        out.write_all(&format::header(Content::Trace))?;
+        Ok(TraceWriter {
+            out,
+            dict: Dictionary::default(),
+            frame: Vec::new(),
+            payload: Vec::new(),
+        })
+    }
+
+    /// Appends one method's events.
+    pub fn write(
+        &mut self,
+        schema: &Arc<Schema>,
+        name: Option<&str>,
+        context: i64,
+        tier: Option<&str>,
+        events: &[Event],
+    ) -> std::io::Result<()> {
+        self.frame.clear();
+        let schema_id = self.dict.schema_id(schema, &mut self.frame);
+        let tier_id = self.dict.tier_id(tier, &mut self.frame);
+        let p = &mut self.payload;
+        p.clear();
+        put_info(p, schema_id, tier_id, name, context);
+        put_varint(p, events.len() as u64);
+        for e in events {
+            if e.op == JITARENA_EVENT_PHASE {
+                put_varint(p, (u64::from(e.arg) << 1) | 1);
+            } else {
+                put_varint(p, u64::from(e.arg) << 1);
+                put_varint(p, e.size);
+            }
+        }
+        put_frame(&mut self.frame, FRAME_EVENTS, p);
+        self.out.write_all(&self.frame)
+    }
+
+    /// Appends a method read from another trace.
+    pub fn write_method(&mut self, m: &TraceMethod) -> std::io::Result<()> {
+        self.write(
+            &m.schema,
+            m.info.name.as_deref(),
+            m.info.context,
+            m.info.tier.as_deref(),
+            &m.events,
+        )
+    }
+
+    /// Flushes and returns the output.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// A trace being read, binary or text.
+pub struct TraceReader {
+    inner: Inner,
+}
+
+enum Inner {
+    /// A binary trace, read frame by frame, with the schemas and tiers seen so far.
+    Binary {
+        frames: FrameReader,
+        dict: DictionaryReader,
+    },
+    /// A text trace, parsed whole (its kind list is known only at its end), reversed for
+    /// popping.
+    Text {
+        methods: Vec<TraceMethod>,
+        path: PathBuf,
+    },
+}
+
+/// Opens a trace, binary or text, by its first bytes.
+pub fn open(path: &Path) -> Result<TraceReader, Error> {
+    match format::sniff(path)? {
+        Some(Content::Trace) => Ok(TraceReader {
+            inner: Inner::Binary {
+                frames: FrameReader::open(path, Content::Trace)?,
+                dict: DictionaryReader::default(),
+            },
+        }),
+        Some(Content::Log) => Err(Error::new(
+            ErrorCode::Io,
+            format!("{}: this is a stats log, not a trace (replay reads traces; stats, dump and memdiff read logs)", path.display()),
+        )),
+        None => {
+            let mut methods = read_text(path)?;
+            methods.reverse();
+            Ok(TraceReader {
+                inner: Inner::Text { methods, path: path.to_path_buf() },
+            })
+        }
+    }
+}
+
+impl TraceReader {
+    /// The next method, `None` at the end.
+    pub fn next_method(&mut self) -> Result<Option<TraceMethod>, Error> {
+        match &mut self.inner {
+            Inner::Text { methods, .. } => Ok(methods.pop()),
+            Inner::Binary { frames, dict } => {
+                while let Some(frame) = frames.next_frame()? {
+                    if dict.take(&frame, frames)? || frame.kind != FRAME_EVENTS {
+                        continue;
+                    }
+                    let m = decode_events(dict, &frame.payload)
+                        .map_err(|e| frames.corrupt(frame.offset, e.0))?;
+                    return Ok(Some(m));
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Warnings so far (a cut-short last method of a binary trace).
+    pub fn warnings(&self) -> Vec<String> {
+        match &self.inner {
+            Inner::Binary { frames, .. } => frames.warnings.clone(),
+            Inner::Text { .. } => Vec::new(),
+        }
+    }
+
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        match &self.inner {
+            Inner::Binary { frames, .. } => frames.path(),
+            Inner::Text { path, .. } => path,
+        }
+    }
+}
+
+fn decode_events(dict: &DictionaryReader, payload: &[u8]) -> Result<TraceMethod, Malformed> {
+    let mut p = Payload::new(payload);
+    let (schema, info) = dict.info(&mut p)?;
+    // Each event takes at least one byte: the count cannot exceed what is left.
+    let n = p.count(payload.len() as u64)?;
+    let mut events = Vec::with_capacity(n);
+    for _ in 0..n {
+        let code = p.varint()?;
+        let arg = u32::try_from(code >> 1)
+            .map_err(|_| Malformed("an event's kind or phase is out of range"))?;
+        events.push(if code & 1 == 1 {
+            phase_event(arg)
+        } else {
+            alloc_event(arg, p.varint()?)
+        });
+    }
+    if !p.is_done() {
+        return Err(Malformed("it has bytes after its last event"));
+    }
+    Ok(TraceMethod {
+        schema,
+        info,
+        events,
+    })
+}
+
+/// Parses a plain text trace. Kinds and phases are numbered in the order first seen.
+pub fn read_text(path: &Path) -> Result<Vec<TraceMethod>, Error> {
+    let file = std::fs::File::open(path).map_err(|e| format::io_error(path, "open", &e))?;
+    let mut kinds = Names::default();
+    let mut phases = Names::default();
+    let mut methods: Vec<(MethodInfo, Vec<Event>)> = Vec::new();
+    let bad = |line: usize, what: String| {
+        Error::new(ErrorCode::Io, format!("{}:{line}: {what}", path.display()))
+    };
+    let mut reader = BufReader::new(file);
+    let mut line = String::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        number += 1;
+        match reader.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Err(bad(number, "not text (not UTF-8): not a trace".into()));
+            }
+            Err(e) => return Err(format::io_error(path, "read", &e)),
+        }
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        let mut words = text.split_whitespace();
+        let verb = words.next().unwrap_or_default();
+        match verb {
+            "method" => {
+                let context = words
+                    .next()
+                    .and_then(|w| w.parse::<i64>().ok())
+                    .ok_or_else(|| bad(number, "expected `method <context> <tier> <name...>` with a whole-number context".into()))?;
+                let tier = words.next().ok_or_else(|| {
+                    bad(
+                        number,
+                        "`method` lacks its tier (use `-` if unknown)".into(),
+                    )
+                })?;
+                let name = words.collect::<Vec<_>>().join(" ");
+                let info = MethodInfo {
+                    name: (!name.is_empty()).then_some(name),
+                    context,
+                    tier: (tier != "-").then(|| tier.to_string()),
+                };
+                methods.push((info, Vec::new()));
+            }
+            "phase" | "alloc" => {
+                let Some((_, events)) = methods.last_mut() else {
+                    return Err(bad(number, format!("`{verb}` before any `method` line")));
+                };
+                let name = words
+                    .next()
+                    .ok_or_else(|| bad(number, format!("`{verb}` lacks a name")))?;
+                if verb == "phase" {
+                    let id = if name == "-" {
+                        JITARENA_NO_PHASE
+                    } else {
+                        phases
+                            .id(name, JITARENA_MAX_PHASES)
+                            .map_err(|e| bad(number, e))?
+                    };
+                    events.push(phase_event(id));
+                } else {
+                    let size = words
+                        .next()
+                        .and_then(|w| w.parse::<u64>().ok())
+                        .ok_or_else(|| {
+                            bad(
+                                number,
+                                "expected `alloc <kind> <size>` with a whole-number size".into(),
+                            )
+                        })?;
+                    let id = kinds
+                        .id(name, JITARENA_MAX_KINDS)
+                        .map_err(|e| bad(number, e))?;
+                    events.push(alloc_event(id, size));
+                }
+                if words.next().is_some() {
+                    return Err(bad(number, format!("unexpected words after `{verb}`")));
+                }
+            }
+            other => {
+                return Err(bad(number, format!("unknown line `{other}` (a trace has `method`, `phase` and `alloc` lines): not a trace?")));
+            }
+        }
+    }
+    if methods.is_empty() {
+        return Err(Error::new(
+            ErrorCode::Io,
+            format!(
+                "{}: no `method` line: an empty trace, or not a trace",
+                path.display()
+            ),
+        ));
+    }
+    let schema = Schema::new(kinds.names, phases.names)
+        .map_err(|e| bad(0, e.message))?
+        .interned();
+    Ok(methods
+        .into_iter()
+        .map(|(info, events)| TraceMethod {
+            schema: Arc::clone(&schema),
+            info,
+            events,
+        })
+        .collect())
+}
+
+#[derive(Default)]
+struct Names {
+    names: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Names {
+    fn id(&mut self, name: &str, max: u32) -> Result<u32, String> {
+        if let Some(&id) = self.ids.get(name) {
+            return Ok(id);
+        }
+        if self.names.len() as u32 >= max {
+            return Err(format!("more than {max} distinct names"));
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), id);
+        Ok(id)
+    }
+}
+
+/// Writes a method as plain text trace lines. Kinds outside the schema are written as
+/// `invalid-kind-<n>`; "no phase" as `phase -`.
+pub fn write_text(out: &mut impl Write, m: &TraceMethod) -> std::io::Result<()> {
+    let tier = m.info.tier.as_deref().unwrap_or("-");
+    writeln!(
+        out,
+        "method {} {tier} {}",
+        m.info.context,
+        m.info.name.as_deref().unwrap_or("")
+    )?;
+    for e in &m.events {
+        if e.op == JITARENA_EVENT_PHASE {
+            match m.schema.phases.get(e.arg as usize) {
+                Some(name) => writeln!(out, "phase {name}")?,
+                None => writeln!(out, "phase -")?,
+            }
+        } else {
+            match m.schema.kinds.get(e.arg as usize) {
+                Some(name) => writeln!(out, "alloc {name} {}", e.size)?,
+                None => writeln!(out, "alloc invalid-kind-{} {}", e.arg, e.size)?,
+            }
+        }
+    }
+    Ok(())
+}

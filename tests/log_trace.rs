@@ -1,0 +1,445 @@
+//! The stats log and trace formats: round trips, crash-cut files, flipped bytes, and replay of
+//! generated and real traces.
+
+mod native;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use jitarena::gen::{GenOptions, Generator};
+use jitarena::harness::{self, ReplayOptions};
+use jitarena::log::{self, LogWriter, MethodCounts, MethodRecord};
+use jitarena::trace::{self, TraceMethod, TraceWriter};
+use jitarena::Schema;
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("log_trace");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn schema() -> Arc<Schema> {
+    Arc::new(
+        Schema::new(
+            vec!["ASTNode".into(), "LSRA".into(), "Generic".into()],
+            vec!["Import".into(), "RegAlloc".into()],
+        )
+        .unwrap(),
+    )
+}
+
+fn sample_records(n: u64) -> Vec<MethodRecord> {
+    let schema = schema();
+    (0..n)
+        .map(|i| MethodRecord {
+            schema: Arc::clone(&schema),
+            info: jitarena::MethodInfo {
+                name: (i % 5 != 0).then(|| format!("Ns.Class:Method{i}(int)")),
+                context: if i % 7 == 0 { -1 } else { i as i64 },
+                tier: [
+                    None,
+                    Some("MinOpts".to_string()),
+                    Some("FullOpts".to_string()),
+                ][(i % 3) as usize]
+                    .clone(),
+            },
+            counts: MethodCounts {
+                kinds: vec![(0, 1000 + i, 10 + i), (2, 5, 1), (3, 7 * i, i)]
+                    .into_iter()
+                    .filter(|k| k.2 > 0)
+                    .collect(),
+                phases: vec![(0, 900), (2, i)],
+                used_bytes: 2000 + 8 * i,
+                reserved_bytes: 65536,
+                page_count: 1,
+                largest_alloc: 300 + i,
+                limit_hit: i % 11 == 0,
+            },
+        })
+        .collect()
+}
+
+fn write_log(path: &Path, records: &[MethodRecord]) {
+    let mut w = LogWriter::new(std::fs::File::create(path).unwrap()).unwrap();
+    for r in records {
+        w.write_record(r).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn a_log_reads_back_what_was_written() {
+    let records = sample_records(50);
+    let path = tmp("roundtrip.jas");
+    write_log(&path, &records);
+    let (back, warnings) = log::read_all(&path).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(back, records);
+}
+
+#[test]
+fn a_log_cut_anywhere_in_its_last_record_keeps_every_earlier_record_with_a_warning() {
+    let records = sample_records(6);
+    let whole = tmp("whole.jas");
+    write_log(&whole, &records[..5]);
+    let before_last = std::fs::metadata(&whole).unwrap().len() as usize;
+    write_log(&whole, &records);
+    let bytes = std::fs::read(&whole).unwrap();
+    let cut = tmp("cut.jas");
+    for end in before_last..bytes.len() {
+        std::fs::write(&cut, &bytes[..end]).unwrap();
+        let (back, warnings) = log::read_all(&cut).unwrap_or_else(|e| panic!("cut at {end}: {e}"));
+        assert_eq!(back, records[..5], "cut at {end}");
+        if end > before_last {
+            assert_eq!(warnings.len(), 1, "cut at {end}");
+            assert!(
+                warnings[0].contains("cut short") && warnings[0].contains("cut.jas"),
+                "{}",
+                warnings[0]
+            );
+        } else {
+            assert!(warnings.is_empty());
+        }
+    }
+}
+
+#[test]
+fn flipped_bytes_give_an_error_never_a_panic_or_a_wrong_total() {
+    let records = sample_records(8);
+    let path = tmp("flip-src.jas");
+    write_log(&path, &records);
+    let bytes = std::fs::read(&path).unwrap();
+    let flipped = tmp("flipped.jas");
+    let (mut errors, mut same) = (0, 0);
+    for at in 0..bytes.len() {
+        for bit in [0x01u8, 0x80] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= bit;
+            std::fs::write(&flipped, &damaged).unwrap();
+            match std::panic::catch_unwind(|| log::read_all(&flipped)) {
+                Err(_) => panic!("reading with byte {at} flipped panicked"),
+                Ok(Err(e)) => {
+                    assert!(e.message.contains("flipped.jas"), "{e}");
+                    errors += 1;
+                }
+                Ok(Ok((back, _))) => {
+                    // Only the header's two reserved bytes are not checked: the content is whole.
+                    assert!(at == 10 || at == 11, "byte {at} flipped went unnoticed");
+                    assert_eq!(back, records);
+                    same += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(same, 4);
+    assert_eq!(errors, 2 * bytes.len() - 4);
+}
+
+#[test]
+fn not_a_log_is_refused_with_the_reason() {
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("empty.jas", b"", "empty"),
+        (
+            "text.jas",
+            b"method 1 FullOpts foo\nalloc A 8\n",
+            "not a jitarena stats log",
+        ),
+        (
+            "magic.jas",
+            b"JITARENX\x4c\x01\x00\x00",
+            "not a jitarena stats log",
+        ),
+        ("future.jas", b"JITARENA\x4c\x09\x00\x00", "version 9"),
+    ];
+    for (name, bytes, says) in cases {
+        let path = tmp(name);
+        std::fs::write(&path, bytes).unwrap();
+        let err = log::read_all(&path).unwrap_err();
+        assert!(
+            err.message.contains(says) && err.message.contains(name),
+            "{name}: {err}"
+        );
+    }
+    let err = log::read_all(&tmp("does-not-exist.jas")).unwrap_err();
+    assert!(
+        err.message.contains("does-not-exist.jas") && err.message.contains("cannot open"),
+        "{err}"
+    );
+}
+
+fn sample_trace() -> Vec<TraceMethod> {
+    let g = Generator::new(GenOptions {
+        seed: 7,
+        methods: 40,
+        scale: vec![],
+    })
+    .unwrap();
+    let mut methods = Vec::new();
+    for i in 0..40 {
+        let mut events = Vec::new();
+        let info = g.method_events(i, &mut events);
+        methods.push(TraceMethod {
+            schema: Arc::clone(g.schema()),
+            info,
+            events,
+        });
+    }
+    methods
+}
+
+fn read_trace(path: &Path) -> Vec<TraceMethod> {
+    let mut r = trace::open(path).unwrap();
+    let mut out = Vec::new();
+    while let Some(m) = r.next_method().unwrap() {
+        out.push(m);
+    }
+    out
+}
+
+#[test]
+fn traces_round_trip_in_binary_and_in_text() {
+    let methods = sample_trace();
+    let bin = tmp("rt.jat");
+    let mut w = TraceWriter::new(std::fs::File::create(&bin).unwrap()).unwrap();
+    methods.iter().for_each(|m| w.write_method(m).unwrap());
+    w.finish().unwrap();
+    assert_eq!(read_trace(&bin), methods);
+
+    let txt = tmp("rt.txt");
+    let mut out = Vec::new();
+    methods
+        .iter()
+        .for_each(|m| trace::write_text(&mut out, m).unwrap());
+    std::fs::write(&txt, &out).unwrap();
+    let back = read_trace(&txt);
+    assert_eq!(back.len(), methods.len());
+    // Text numbers kinds in the order first seen: compare by name.
+    for (a, b) in methods.iter().zip(&back) {
+        assert_eq!(a.info, b.info);
+        let named = |m: &TraceMethod| -> Vec<(String, u64)> {
+            m.events
+                .iter()
+                .map(|e| {
+                    if e.op == 1 {
+                        (format!("phase {}", m.schema.phase_name(e.arg as usize)), 0)
+                    } else {
+                        (m.schema.kinds[e.arg as usize].clone(), e.size)
+                    }
+                })
+                .collect()
+        };
+        assert_eq!(named(a), named(b));
+    }
+}
+
+/// Per-kind (bytes, count) of a trace, summed straight from its events.
+fn trace_sums(methods: &[TraceMethod]) -> BTreeMap<String, (u64, u64)> {
+    let mut sums = BTreeMap::new();
+    for m in methods {
+        for e in m.events.iter().filter(|e| e.op == 0) {
+            let s = sums
+                .entry(m.schema.kinds[e.arg as usize].clone())
+                .or_insert((0, 0));
+            s.0 += e.size;
+            s.1 += 1;
+        }
+    }
+    sums
+}
+
+/// Per-kind (bytes, count) of a log.
+fn log_sums(path: &Path) -> BTreeMap<String, (u64, u64)> {
+    let (records, warnings) = log::read_all(path).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let mut sums = BTreeMap::new();
+    for r in &records {
+        for &(slot, bytes, count) in &r.counts.kinds {
+            let s = sums
+                .entry(r.schema.kind_name(slot as usize).to_string())
+                .or_insert((0, 0));
+            s.0 += bytes;
+            s.1 += count;
+        }
+    }
+    sums
+}
+
+#[test]
+fn replay_of_a_generated_trace_reproduces_its_per_kind_sums_exactly() {
+    let methods = sample_trace();
+    let bin = tmp("gen.jat");
+    let mut w = TraceWriter::new(std::fs::File::create(&bin).unwrap()).unwrap();
+    methods.iter().for_each(|m| w.write_method(m).unwrap());
+    w.finish().unwrap();
+    for (page_size, counters) in [(65536, true), (4096, true), (1 << 20, true)] {
+        let out = tmp("gen-replayed.jas");
+        let summary = harness::replay(
+            std::slice::from_ref(&bin),
+            &out,
+            &ReplayOptions {
+                page_size,
+                counters,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(summary.methods, 40);
+        assert_eq!(summary.failed, 0);
+        assert_eq!(
+            log_sums(&out),
+            trace_sums(&methods),
+            "page size {page_size}"
+        );
+    }
+    // The uncounted driver counts only what takes the slow path: never more.
+    let out = tmp("gen-uncounted.jas");
+    harness::replay(
+        &[bin],
+        &out,
+        &ReplayOptions {
+            counters: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let uncounted: u64 = log_sums(&out).values().map(|v| v.1).sum();
+    let all: u64 = trace_sums(&methods).values().map(|v| v.1).sum();
+    assert!(uncounted < all / 10, "{uncounted} of {all}");
+}
+
+#[test]
+fn the_generator_is_deterministic_and_scale_changes_only_its_kind() {
+    let events = |seed, scale: Vec<(String, f64)>| {
+        let g = Generator::new(GenOptions {
+            seed,
+            methods: 30,
+            scale,
+        })
+        .unwrap();
+        let mut all = Vec::new();
+        for i in 0..30 {
+            let mut e = Vec::new();
+            g.method_events(i, &mut e);
+            all.push(e);
+        }
+        all
+    };
+    assert_eq!(events(3, vec![]), events(3, vec![]));
+    assert_ne!(events(3, vec![]), events(4, vec![]));
+    let base = events(3, vec![]);
+    let diff = events(3, vec![("LSRA".into(), 50.0)]);
+    let lsra = jitarena::gen::RYUJIT_KINDS
+        .iter()
+        .position(|k| *k == "LSRA")
+        .unwrap() as u32;
+    let (mut b, mut d) = (0u64, 0u64);
+    for (x, y) in base.iter().flatten().zip(diff.iter().flatten()) {
+        assert_eq!((x.op, x.arg), (y.op, y.arg));
+        if x.op == 0 && x.arg == lsra {
+            b += x.size;
+            d += y.size;
+        } else {
+            assert_eq!(x.size, y.size);
+        }
+    }
+    let ratio = d as f64 / b as f64;
+    assert!((ratio - 1.5).abs() < 0.01, "{ratio}");
+    assert!(Generator::new(GenOptions {
+        seed: 1,
+        methods: 1,
+        scale: vec![("NoSuchKind".into(), 5.0)]
+    })
+    .is_err());
+}
+
+#[test]
+fn the_generated_workload_has_the_profile_shape() {
+    let g = Generator::new(GenOptions {
+        seed: 11,
+        methods: 3000,
+        scale: vec![],
+    })
+    .unwrap();
+    let (mut allocs, mut bytes, mut largest) = (0u64, 0u64, 0u64);
+    let mut per_method = Vec::new();
+    let mut events = Vec::new();
+    for i in 0..3000 {
+        g.method_events(i, &mut events);
+        let b: u64 = events.iter().filter(|e| e.op == 0).map(|e| e.size).sum();
+        allocs += events.iter().filter(|e| e.op == 0).count() as u64;
+        largest = largest.max(events.iter().map(|e| e.size).max().unwrap_or(0));
+        bytes += b;
+        per_method.push(b);
+    }
+    per_method.sort_unstable();
+    let (per_alloc, allocs_per_method) = (bytes / allocs, allocs / 3000);
+    assert!(
+        (60..=120).contains(&per_alloc),
+        "{per_alloc} bytes per allocation"
+    );
+    assert!(
+        (1800..=3800).contains(&allocs_per_method),
+        "{allocs_per_method} allocations per method"
+    );
+    assert!((50_000..=110_000).contains(&largest), "largest {largest}");
+    // Heavy-tailed: the median method is far smaller than the mean one.
+    assert!(
+        per_method[1500] * 2 < bytes / 3000,
+        "median {} mean {}",
+        per_method[1500],
+        bytes / 3000
+    );
+}
+
+/// The real traces beside the project (`../shared/data/traces`); `None` where they are absent
+/// outside CI.
+fn real_traces() -> Option<Vec<PathBuf>> {
+    let dir = std::env::var_os("JITARENA_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+        .join("data/traces");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "{} is missing in CI",
+            dir.display()
+        );
+        eprintln!("{} not found: skipping", dir.display());
+        return None;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    Some(files)
+}
+
+/// Per-kind (bytes, count) summed from a text trace's `alloc` lines, independently of the
+/// crate's parser.
+fn text_sums(path: &Path) -> BTreeMap<String, (u64, u64)> {
+    let mut sums = BTreeMap::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() == Some(&"alloc") {
+            let s = sums.entry(words[1].to_string()).or_insert((0, 0));
+            s.0 += words[2].parse::<u64>().unwrap();
+            s.1 += 1;
+        }
+    }
+    sums
+}
+
+#[test]
+fn replay_of_the_real_traces_matches_the_sums_of_their_alloc_lines() {
+    let Some(files) = real_traces() else { return };
+    for file in files {
+        let out = tmp("real.jas");
+        let summary =
+            harness::replay(std::slice::from_ref(&file), &out, &ReplayOptions::default()).unwrap();
+        assert_eq!(summary.methods, 194, "{}", file.display());
+        assert_eq!(log_sums(&out), text_sums(&file), "{}", file.display());
+    }
+}
