@@ -7,12 +7,13 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::diff::{self, DiffOptions, MemDiff, Thresholds};
 use crate::error::Error;
 use crate::gen::{GenOptions, Generator};
 use crate::harness::{self, ReplayOptions};
 use crate::log::{LogWriter, MethodCounts};
 use crate::logtools::{self, DumpFormat};
-use crate::report::{stats, thousands};
+use crate::report::{self, stats, thousands};
 use crate::trace::TraceWriter;
 
 /// Memory statistics of a JIT's arena: per kind, per phase, per method.
@@ -54,6 +55,21 @@ enum Command {
     },
     /// Generate a synthetic JIT-like workload: a trace, or a stats log directly.
     Gen(GenArgs),
+    /// Compare a baseline JIT's stats logs with a changed JIT's: per kind, phase, tier, method.
+    Memdiff(Box<MemdiffArgs>),
+    /// The main job on defaults: generate a baseline and a diff workload with a known injected
+    /// regression, replay both through the arena, and diff them.
+    Demo {
+        /// Methods per workload.
+        #[arg(long, default_value_t = 2000)]
+        methods: u64,
+        /// Where the logs and reports go.
+        #[arg(long, default_value = "jitarena-demo")]
+        out: PathBuf,
+        /// Seed of the workloads.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Replay traces (binary or text) through the arena's C fast path into a stats log.
     Replay {
         /// Traces to replay, in order.
@@ -72,6 +88,85 @@ enum Command {
         #[arg(long)]
         no_counters: bool,
     },
+}
+
+#[derive(Args, Debug)]
+struct MemdiffArgs {
+    /// BASE DIFF: two logs or directories of shards (or use --base and --diff).
+    paths: Vec<PathBuf>,
+    /// A baseline log or directory of shards (repeatable).
+    #[arg(long)]
+    base: Vec<PathBuf>,
+    /// A diff log or directory of shards (repeatable).
+    #[arg(long)]
+    diff: Vec<PathBuf>,
+    /// Leave this kind out of every total, e.g. DebugOnly (repeatable).
+    #[arg(long = "ignore-kind", value_name = "NAME")]
+    ignore_kinds: Vec<String>,
+    /// Fail when total bytes grow by more than this percentage.
+    #[arg(long, default_value_t = 25.0, value_name = "PCT")]
+    fail_above: f64,
+    /// Fail when a kind grows by more than this percentage (`off`: never).
+    #[arg(long, default_value = "25", value_name = "PCT", value_parser = parse_limit)]
+    kind_fail_above: Limit,
+    /// Kinds smaller than this many bytes on both sides cannot fail the check
+    /// [default: 1% of the base's total bytes].
+    #[arg(long, value_name = "BYTES")]
+    kind_min_bytes: Option<u64>,
+    /// Fail when a method grows by more than this percentage [default: off].
+    #[arg(long, value_name = "PCT", value_parser = parse_limit)]
+    method_fail_above: Option<Limit>,
+    /// Methods smaller than this many bytes in the base cannot fail the method check.
+    #[arg(long, default_value_t = 100_000, value_name = "BYTES")]
+    method_min_bytes: u64,
+    /// Methods listed in each top list.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Methods smaller than this in the base are left out of the relative top lists.
+    #[arg(long, default_value_t = 10_000, value_name = "BYTES")]
+    min_method_bytes: u64,
+    /// Write the markdown summary (short, for a pull request comment) here.
+    #[arg(long, value_name = "FILE")]
+    md: Option<PathBuf>,
+    /// Write the long markdown report (every kind and phase) here.
+    #[arg(long, value_name = "FILE")]
+    md_long: Option<PathBuf>,
+    /// Write the JSON report here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the self-contained HTML page here.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Do not print the console report.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Compare the base and diff byte columns of a per-method CSV instead of logs.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["base", "diff"])]
+    csv: Option<PathBuf>,
+    /// The CSV's base bytes column.
+    #[arg(long, value_name = "NAME", requires = "csv")]
+    base_col: Option<String>,
+    /// The CSV's diff bytes column.
+    #[arg(long, value_name = "NAME", requires = "csv")]
+    diff_col: Option<String>,
+}
+
+/// A percentage threshold, or off.
+#[derive(Copy, Clone, Debug, PartialEq)]
+struct Limit(Option<f64>);
+
+fn parse_limit(s: &str) -> Result<Limit, String> {
+    if s.eq_ignore_ascii_case("off") {
+        return Ok(Limit(None));
+    }
+    let v = s
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .map_err(|_| format!("{s:?} is not a percentage or `off`"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{s:?}: a threshold is a percentage of at least 0"));
+    }
+    Ok(Limit(Some(v)))
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -172,6 +267,8 @@ fn run(cli: Cli) -> Result<u8, Error> {
             );
         }
         Command::Gen(args) => gen(args)?,
+        Command::Memdiff(args) => return memdiff(*args),
+        Command::Demo { methods, out, seed } => return demo(methods, &out, seed),
         Command::Replay {
             traces,
             output,
@@ -274,4 +371,136 @@ pub fn gen_log(generator: &Generator, path: &Path) -> Result<u64, Error> {
     }
     w.finish().map_err(io)?;
     Ok(allocations)
+}
+
+fn usage(message: impl Into<String>) -> Error {
+    Error::new(crate::ErrorCode::Config, message)
+}
+
+fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
+    if !a.fail_above.is_finite() || a.fail_above < 0.0 {
+        return Err(usage(format!(
+            "--fail-above {}: a threshold is a percentage of at least 0",
+            a.fail_above
+        )));
+    }
+    let options = DiffOptions {
+        ignore_kinds: a.ignore_kinds.clone(),
+        top: a.top,
+        min_method_bytes: a.min_method_bytes,
+        thresholds: Thresholds {
+            fail_above: a.fail_above,
+            kind_fail_above: a.kind_fail_above.0,
+            kind_min_bytes: a.kind_min_bytes,
+            method_fail_above: a.method_fail_above.and_then(|l| l.0),
+            method_min_bytes: a.method_min_bytes,
+        },
+    };
+    let result = if let Some(csv) = &a.csv {
+        if !a.paths.is_empty() {
+            return Err(usage("--csv takes no BASE DIFF paths"));
+        }
+        let (Some(b), Some(d)) = (&a.base_col, &a.diff_col) else {
+            return Err(usage("--csv needs --base-col NAME and --diff-col NAME"));
+        };
+        diff::diff_csv(csv, b, d, &options)?
+    } else {
+        let (base, diff_side) =
+            match (a.paths.len(), a.base.is_empty(), a.diff.is_empty()) {
+                (2, true, true) => (vec![a.paths[0].clone()], vec![a.paths[1].clone()]),
+                (0, false, false) => (a.base.clone(), a.diff.clone()),
+                _ => return Err(usage(
+                    "memdiff takes BASE DIFF, or --base PATH... and --diff PATH... (see --help)",
+                )),
+            };
+        diff::diff_logs(&base, &diff_side, &options)?
+    };
+    warn_all(&result.warnings);
+    write_reports(&result, &a)?;
+    if !a.quiet {
+        write_out(&report::diff::render_text(&result))?;
+    }
+    Ok(u8::from(result.verdict.regression))
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|e| crate::format::io_error(path, "write", &e))
+}
+
+fn write_reports(result: &MemDiff, a: &MemdiffArgs) -> Result<(), Error> {
+    if let Some(p) = &a.md {
+        write_file(p, &report::diff::render_markdown(result, false))?;
+    }
+    if let Some(p) = &a.md_long {
+        write_file(p, &report::diff::render_markdown(result, true))?;
+    }
+    if let Some(p) = &a.json {
+        write_file(p, &report::diff::render_json(result))?;
+    }
+    if let Some(p) = &a.html {
+        write_file(p, &report::html::render_html(result))?;
+    }
+    Ok(())
+}
+
+/// The kind the demo inflates, and by how much: a large kind (about a fifth of the bytes), so
+/// that the total moves by only a few percent while the kind gate catches it.
+const DEMO_REGRESSION: (&str, f64) = ("ValueNumber", 30.0);
+
+fn demo(methods: u64, out: &Path, seed: u64) -> Result<u8, Error> {
+    std::fs::create_dir_all(out).map_err(|e| crate::format::io_error(out, "create", &e))?;
+    let (kind, pct) = DEMO_REGRESSION;
+    let say = |s: String| eprintln!("demo: {s}");
+    let mut logs = Vec::new();
+    for (side, scale) in [("base", vec![]), ("diff", vec![(kind.to_string(), pct)])] {
+        let generator = Generator::new(GenOptions {
+            seed,
+            methods,
+            scale,
+        })
+        .map_err(usage)?;
+        let trace = out.join(format!("{side}.jat"));
+        let allocations = gen_trace(&generator, &trace)?;
+        let log = out.join(format!("{side}.jas"));
+        let s = harness::replay(
+            std::slice::from_ref(&trace),
+            &log,
+            &ReplayOptions {
+                progress: true,
+                ..ReplayOptions::default()
+            },
+        )?;
+        say(format!("{side}: generated {} methods ({} allocations) into {}, replayed through the arena into {}", thousands(s.methods), thousands(allocations), trace.display(), log.display()));
+        logs.push(log);
+    }
+    say(format!(
+        "the diff workload carries an injected regression: {kind} {pct:+}%"
+    ));
+    let options = DiffOptions::default();
+    let result = diff::diff_logs(&logs[..1], &logs[1..], &options)?;
+    let paths = [
+        out.join("memdiff.md"),
+        out.join("memdiff-long.md"),
+        out.join("memdiff.json"),
+        out.join("memdiff.html"),
+    ];
+    write_file(&paths[0], &report::diff::render_markdown(&result, false))?;
+    write_file(&paths[1], &report::diff::render_markdown(&result, true))?;
+    write_file(&paths[2], &report::diff::render_json(&result))?;
+    write_file(&paths[3], &report::html::render_html(&result))?;
+    write_out(&report::diff::render_text(&result))?;
+    let found = result.verdict.regression && result.kinds.first().is_some_and(|k| k.name == kind);
+    eprintln!();
+    for p in &paths {
+        say(format!("wrote {}", p.display()));
+    }
+    if found {
+        say(format!("memdiff found the injected regression in {kind} and would fail the check (exit code 1 in CI)"));
+        Ok(0)
+    } else {
+        say(format!(
+            "memdiff did not attribute the injected regression to {kind}"
+        ));
+        Ok(1)
+    }
 }

@@ -147,20 +147,31 @@ impl<'a> Payload<'a> {
     }
 
     /// Reads an unsigned LEB128 value.
+    #[inline]
     pub fn varint(&mut self) -> Result<u64, Malformed> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = *self
-                .bytes
-                .get(self.at)
-                .ok_or(Malformed("a number runs past the record"))?;
+        const SHORT: Malformed = Malformed("a number runs past the record");
+        let first = *self.bytes.get(self.at).ok_or(SHORT)?;
+        self.at += 1;
+        if first < 0x80 {
+            return Ok(u64::from(first));
+        }
+        let mut value = u64::from(first & 0x7f);
+        let mut shift = 7;
+        loop {
+            let byte = *self.bytes.get(self.at).ok_or(SHORT)?;
             self.at += 1;
+            if shift == 63 && byte > 1 {
+                return Err(Malformed("a number is longer than 64 bits"));
+            }
             value |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
+            if byte < 0x80 {
                 return Ok(value);
             }
+            shift += 7;
+            if shift > 63 {
+                return Err(Malformed("a number is longer than 64 bits"));
+            }
         }
-        Err(Malformed("a number is longer than 64 bits"))
     }
 
     /// Reads a zigzag-encoded signed value.
@@ -206,6 +217,7 @@ pub struct FrameReader {
     /// Warnings gathered while reading (a cut-short last frame).
     pub warnings: Vec<String>,
     done: bool,
+    frame: Frame,
 }
 
 impl FrameReader {
@@ -258,6 +270,11 @@ impl FrameReader {
             file_len,
             warnings: Vec::new(),
             done: false,
+            frame: Frame {
+                kind: 0,
+                offset: 0,
+                payload: Vec::new(),
+            },
         })
     }
 
@@ -277,45 +294,48 @@ impl FrameReader {
         )
     }
 
-    /// The next frame, `None` at the end. A frame cut short by the end of the file ends the
-    /// read with a warning; one with a bad checksum is an error.
-    pub fn next_frame(&mut self) -> Result<Option<Frame>, Error> {
+    /// Reads the next frame into [`FrameReader::frame`]; false at the end. A frame cut short
+    /// by the end of the file ends the read with a warning; a damaged one is an error. The
+    /// frame's buffer is reused from frame to frame.
+    pub fn advance(&mut self) -> Result<bool, Error> {
         if self.done {
-            return Ok(None);
+            return Ok(false);
         }
         let start = self.offset;
-        let mut head = Vec::with_capacity(11);
-        let mut byte = [0u8; 1];
+        let mut head = [0u8; 11];
+        let mut head_len = 0;
         // Type byte, then the length's LEB128 bytes.
         loop {
-            let n = read_up_to(&mut self.input, &mut byte)
+            let n = read_up_to(&mut self.input, &mut head[head_len..head_len + 1])
                 .map_err(|e| io_error(&self.path, "read", &e))?;
             if n == 0 {
                 self.done = true;
-                if !head.is_empty() {
-                    self.cut_short(start, head.len() as u64);
+                if head_len > 0 {
+                    self.cut_short(start, head_len as u64);
                 }
-                return Ok(None);
+                return Ok(false);
             }
-            head.push(byte[0]);
-            if head.len() >= 2 && byte[0] & 0x80 == 0 {
+            let byte = head[head_len];
+            head_len += 1;
+            if head_len >= 2 && byte & 0x80 == 0 {
                 // The writer never pads a length with zero continuation bytes.
-                if byte[0] == 0 && head.len() > 2 {
+                if byte == 0 && head_len > 2 {
                     return Err(self.corrupt(start, "its length field was damaged"));
                 }
                 break;
             }
-            if head.len() > 10 {
+            if head_len == head.len() {
                 return Err(self.corrupt(start, "its length field is too long"));
             }
         }
+        let head = &head[..head_len];
         let len = Payload::new(&head[1..])
             .varint()
             .map_err(|e| self.corrupt(start, e.0))?;
         if len > MAX_FRAME {
             return Err(self.corrupt(start, "its length is impossibly large"));
         }
-        let end = start + head.len() as u64 + len + 4;
+        let end = start + head_len as u64 + len + 4;
         if end > self.file_len {
             // Either the writer was stopped inside this frame, or its length was damaged. Only
             // in the second case can a whole frame follow somewhere in the rest of the file.
@@ -327,29 +347,32 @@ impl FrameReader {
             if holds_a_frame(&rest) || is_whole_frame(head[0], &rest) {
                 return Err(self.corrupt(start, "its length field was damaged"));
             }
-            self.cut_short(start, head.len() as u64 + rest.len() as u64);
-            return Ok(None);
+            self.cut_short(start, head_len as u64 + rest.len() as u64);
+            return Ok(false);
         }
-        let mut body = vec![0u8; len as usize + 4];
-        let n =
-            read_up_to(&mut self.input, &mut body).map_err(|e| io_error(&self.path, "read", &e))?;
+        let body = &mut self.frame.payload;
+        body.resize(len as usize + 4, 0);
+        let n = read_up_to(&mut self.input, body).map_err(|e| io_error(&self.path, "read", &e))?;
         if n < body.len() {
             return Err(self.corrupt(start, "the file shrank while it was read"));
         }
         let (payload, crc) = body.split_at(len as usize);
         let mut hasher = crc32fast::Hasher::new();
-        hasher.update(&head);
+        hasher.update(head);
         hasher.update(payload);
         if hasher.finalize().to_le_bytes() != crc {
             return Err(self.corrupt(start, "checksum mismatch (the file was damaged)"));
         }
         body.truncate(len as usize);
-        self.offset += head.len() as u64 + len + 4;
-        Ok(Some(Frame {
-            kind: head[0],
-            offset: start,
-            payload: body,
-        }))
+        self.frame.kind = head[0];
+        self.frame.offset = start;
+        self.offset = end;
+        Ok(true)
+    }
+
+    /// The frame read by the last successful [`FrameReader::advance`].
+    pub fn frame(&self) -> &Frame {
+        &self.frame
     }
 
     fn cut_short(&mut self, start: u64, have: u64) {

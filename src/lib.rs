@@ -17,6 +17,7 @@ pub mod arena;
 mod capi;
 pub mod cli;
 pub mod counters;
+pub mod diff;
 pub mod error;
 pub mod format;
 pub mod gen;

@@ -258,32 +258,53 @@ impl DictionaryReader {
 
     /// Reads the method-info part of a record.
     pub(crate) fn info(&self, p: &mut Payload<'_>) -> Result<(Arc<Schema>, MethodInfo), Malformed> {
+        let mut info = MethodInfo::default();
+        let schema = Arc::clone(self.info_into(p, &mut info)?);
+        Ok((schema, info))
+    }
+
+    /// Reads the method-info part of a record into `info` (reusing its strings); returns the
+    /// record's schema.
+    pub(crate) fn info_into(
+        &self,
+        p: &mut Payload<'_>,
+        info: &mut MethodInfo,
+    ) -> Result<&Arc<Schema>, Malformed> {
         let schema_id = p.varint()?;
-        let context = p.signed()?;
+        info.context = p.signed()?;
         let tier_id = p.varint()?;
         let name = p.str()?;
         let schema = self
             .schemas
             .get(schema_id as usize)
             .ok_or(Malformed("it names a schema not defined before it"))?;
-        let tier = match tier_id {
-            0 => None,
-            id => Some(
-                self.tiers
+        match tier_id {
+            0 => info.tier = None,
+            id => {
+                let tier = self
+                    .tiers
                     .get(id as usize - 1)
-                    .ok_or(Malformed("it names a tier not defined before it"))?
-                    .to_string(),
-            ),
-        };
-        let name = (!name.is_empty()).then(|| name.to_string());
-        Ok((
-            Arc::clone(schema),
-            MethodInfo {
-                name,
-                context,
-                tier,
-            },
-        ))
+                    .ok_or(Malformed("it names a tier not defined before it"))?;
+                reuse(&mut info.tier, tier);
+            }
+        }
+        if name.is_empty() {
+            info.name = None;
+        } else {
+            reuse(&mut info.name, name);
+        }
+        Ok(schema)
+    }
+}
+
+/// Sets `slot` to `text`, reusing its allocation.
+fn reuse(slot: &mut Option<String>, text: &str) {
+    match slot {
+        Some(s) => {
+            s.clear();
+            s.push_str(text);
+        }
+        None => *slot = Some(text.to_string()),
     }
 }
 
@@ -314,32 +335,60 @@ impl LogReader {
 
     /// The next record, `None` at the end.
     pub fn next_record(&mut self) -> Result<Option<MethodRecord>, Error> {
-        while let Some(frame) = self.frames.next_frame()? {
-            if self.dict.take(&frame, &self.frames)? || frame.kind != FRAME_METHOD {
-                continue; // schema and tier frames; unknown frame types are skipped
-            }
-            let record = self
-                .decode(&frame.payload)
-                .map_err(|e| self.frames.corrupt(frame.offset, e.0))?;
-            return Ok(Some(record));
-        }
-        Ok(None)
+        let mut record = MethodRecord {
+            schema: Arc::new(Schema::default()),
+            info: MethodInfo::default(),
+            counts: MethodCounts::default(),
+        };
+        Ok(self.next_into(&mut record)?.then_some(record))
     }
 
-    fn decode(&self, payload: &[u8]) -> Result<MethodRecord, Malformed> {
+    /// Reads the next record into `record`, reusing its buffers; false at the end.
+    pub fn next_into(&mut self, record: &mut MethodRecord) -> Result<bool, Error> {
+        if !self.next_raw()? {
+            return Ok(false);
+        }
+        self.decode_current(record)?;
+        Ok(true)
+    }
+
+    /// Moves to the next record, checking its frame but not decoding it; false at the end.
+    /// [`LogReader::decode_current`] decodes it when wanted.
+    pub fn next_raw(&mut self) -> Result<bool, Error> {
+        while self.frames.advance()? {
+            let frame = self.frames.frame();
+            if self.dict.take(frame, &self.frames)? || frame.kind != FRAME_METHOD {
+                continue; // schema and tier frames; unknown frame types are skipped
+            }
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Decodes the record [`LogReader::next_raw`] moved to.
+    pub fn decode_current(&self, record: &mut MethodRecord) -> Result<(), Error> {
+        let frame = self.frames.frame();
+        self.decode(&frame.payload, record)
+            .map_err(|e| self.frames.corrupt(frame.offset, e.0))
+    }
+
+    fn decode(&self, payload: &[u8], record: &mut MethodRecord) -> Result<(), Malformed> {
         let mut p = Payload::new(payload);
-        let (schema, info) = self.dict.info(&mut p)?;
+        let schema = self.dict.info_into(&mut p, &mut record.info)?;
+        if !Arc::ptr_eq(&record.schema, schema) {
+            record.schema = Arc::clone(schema);
+        }
         let flags = p.varint()?;
-        let mut c = MethodCounts {
-            limit_hit: flags & 1 != 0,
-            used_bytes: p.varint()?,
-            reserved_bytes: p.varint()?,
-            page_count: p.varint()?,
-            largest_alloc: p.varint()?,
-            ..MethodCounts::default()
-        };
+        let c = &mut record.counts;
+        c.limit_hit = flags & 1 != 0;
+        c.used_bytes = p.varint()?;
+        c.reserved_bytes = p.varint()?;
+        c.page_count = p.varint()?;
+        c.largest_alloc = p.varint()?;
         let kind_slots = schema.kinds.len() as u64 + 1;
         let n = p.count(kind_slots)?;
+        c.kinds.clear();
+        c.kinds.reserve(n);
         let mut next = 0u64;
         for _ in 0..n {
             let slot = next + p.varint()?;
@@ -351,6 +400,8 @@ impl LogReader {
         }
         let phase_slots = schema.phases.len() as u64 + 1;
         let n = p.count(phase_slots)?;
+        c.phases.clear();
+        c.phases.reserve(n);
         let mut next = 0u64;
         for _ in 0..n {
             let slot = next + p.varint()?;
@@ -363,11 +414,7 @@ impl LogReader {
         if !p.is_done() {
             return Err(Malformed("it has bytes after its last field"));
         }
-        Ok(MethodRecord {
-            schema,
-            info,
-            counts: c,
-        })
+        Ok(())
     }
 }
 

@@ -49,6 +49,7 @@ pub fn merge(paths: &[PathBuf], out: &Path) -> Result<(u64, Vec<String>), Error>
     let mut n = 0;
     let warnings = for_each_record(paths, |r| {
         union.remap(&r.schema, &r.counts, &mut counts);
+        union.seal(&mut counts);
         n += 1;
         let i = &r.info;
         writer
@@ -123,6 +124,7 @@ pub fn dump(
     }
     for_each_record(paths, |r| {
         union.remap(&r.schema, &r.counts, &mut counts);
+        union.seal(&mut counts);
         let c = &counts;
         let (name, tier) = (
             r.info.name.as_deref().unwrap_or(""),

@@ -163,8 +163,9 @@ impl TraceReader {
         match &mut self.inner {
             Inner::Text { methods, .. } => Ok(methods.pop()),
             Inner::Binary { frames, dict } => {
-                while let Some(frame) = frames.next_frame()? {
-                    if dict.take(&frame, frames)? || frame.kind != FRAME_EVENTS {
+                while frames.advance()? {
+                    let frame = frames.frame();
+                    if dict.take(frame, frames)? || frame.kind != FRAME_EVENTS {
                         continue;
                     }
                     let m = decode_events(dict, &frame.payload)

@@ -8,6 +8,9 @@ use crate::counters::Schema;
 use crate::error::Error;
 use crate::log::MethodCounts;
 
+/// The slot of the invalid-kind (and no-phase) bucket in remapped counts.
+pub const INVALID: u32 = u32::MAX;
+
 /// The union of several schemas: every kind and phase name once, in the order first seen; each
 /// member schema's invalid-kind and no-phase buckets map to the union's.
 #[derive(Default)]
@@ -18,14 +21,22 @@ pub struct SchemaUnion {
     phase_ids: HashMap<String, u32>,
     /// Member schemas and their slot maps (named slots only; the buckets are mapped at use).
     members: Vec<(Arc<Schema>, Vec<u32>, Vec<u32>)>,
+    /// Every schema `Arc` seen, with its member: readers of different files hold equal
+    /// schemas in different `Arc`s, and comparing pointers is cheaper than comparing names.
+    seen: Vec<(Arc<Schema>, usize)>,
 }
 
 impl SchemaUnion {
     /// Adds a schema's names.
     pub fn add(&mut self, schema: &Arc<Schema>) {
-        if self.member(schema).is_some() {
+        if self.seen.iter().any(|(s, _)| Arc::ptr_eq(s, schema)) {
             return;
         }
+        if let Some(i) = self.members.iter().position(|(s, _, _)| **s == **schema) {
+            self.seen.push((Arc::clone(schema), i));
+            return;
+        }
+        self.seen.push((Arc::clone(schema), self.members.len()));
         let kinds = schema
             .kinds
             .iter()
@@ -40,9 +51,12 @@ impl SchemaUnion {
     }
 
     fn member(&self, schema: &Arc<Schema>) -> Option<usize> {
-        self.members
+        let seen = self
+            .seen
             .iter()
-            .position(|(s, _, _)| Arc::ptr_eq(s, schema) || **s == **schema)
+            .find(|(s, _)| Arc::ptr_eq(s, schema))
+            .map(|(_, i)| *i);
+        seen.or_else(|| self.members.iter().position(|(s, _, _)| **s == **schema))
     }
 
     /// The united schema.
@@ -60,16 +74,31 @@ impl SchemaUnion {
         self.phases.len()
     }
 
+    /// The name of united kind slot `slot` ([`INVALID`] and out-of-range: the invalid bucket).
+    pub fn kind_name(&self, slot: u32) -> &str {
+        self.kinds
+            .get(slot as usize)
+            .map_or(crate::counters::INVALID_KIND_NAME, String::as_str)
+    }
+
+    /// The name of united phase slot `slot` ([`INVALID`]: the no-phase bucket).
+    pub fn phase_name(&self, slot: u32) -> &str {
+        self.phases
+            .get(slot as usize)
+            .map_or(crate::counters::NO_PHASE_NAME, String::as_str)
+    }
+
     /// `counts` (laid out against `schema`, which must have been added) re-laid against the
-    /// union, into `out`; slots stay in increasing order.
+    /// union, into `out`; slots stay in increasing order. The invalid-kind and no-phase buckets
+    /// become [`INVALID`], which stays valid as the union grows; [`SchemaUnion::seal`] turns
+    /// them into the final union schema's bucket slots.
     pub fn remap(&self, schema: &Arc<Schema>, counts: &MethodCounts, out: &mut MethodCounts) {
         let Some(i) = self.member(schema) else {
             *out = counts.clone();
             return;
         };
         let (_, kind_map, phase_map) = &self.members[i];
-        let invalid = self.kinds.len() as u32;
-        let none = self.phases.len() as u32;
+        let (invalid, none) = (INVALID, INVALID);
         out.kinds.clear();
         out.kinds.extend(counts.kinds.iter().map(|&(slot, b, c)| {
             (
@@ -78,7 +107,9 @@ impl SchemaUnion {
                 c,
             )
         }));
-        out.kinds.sort_unstable_by_key(|k| k.0);
+        if !out.kinds.is_sorted_by_key(|k| k.0) {
+            out.kinds.sort_unstable_by_key(|k| k.0);
+        }
         out.phases.clear();
         out.phases.extend(
             counts
@@ -86,12 +117,27 @@ impl SchemaUnion {
                 .iter()
                 .map(|&(slot, b)| (phase_map.get(slot as usize).copied().unwrap_or(none), b)),
         );
-        out.phases.sort_unstable_by_key(|p| p.0);
+        if !out.phases.is_sorted_by_key(|p| p.0) {
+            out.phases.sort_unstable_by_key(|p| p.0);
+        }
         out.used_bytes = counts.used_bytes;
         out.reserved_bytes = counts.reserved_bytes;
         out.page_count = counts.page_count;
         out.largest_alloc = counts.largest_alloc;
         out.limit_hit = counts.limit_hit;
+    }
+}
+
+impl SchemaUnion {
+    /// Replaces the [`INVALID`] buckets of remapped counts with the slots of the finished
+    /// union's schema (its kind and phase counts), for writing against that schema.
+    pub fn seal(&self, counts: &mut MethodCounts) {
+        for k in counts.kinds.iter_mut().filter(|k| k.0 == INVALID) {
+            k.0 = self.kinds.len() as u32;
+        }
+        for p in counts.phases.iter_mut().filter(|p| p.0 == INVALID) {
+            p.0 = self.phases.len() as u32;
+        }
     }
 }
 

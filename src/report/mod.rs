@@ -1,6 +1,8 @@
 //! Reports: the stats of one set of logs (`jitarena stats`) and the diff of two
 //! (`jitarena memdiff`), as console text, markdown, JSON and HTML.
 
+pub mod diff;
+pub mod html;
 pub mod stats;
 
 use std::fmt::Write as _;

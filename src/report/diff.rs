@@ -1,0 +1,592 @@
+//! memdiff reports: the console text, the markdown summary (in the style of the .NET JIT's
+//! replay-tool diff summaries) and the JSON document.
+
+use std::fmt::Write as _;
+
+use super::{json_f64, json_str, signed_thousands, thousands};
+use crate::diff::{pct_change, Delta, Group, MemDiff, MethodDelta, Quantiles, CHANGE_BUCKETS};
+
+/// `+1.23%`, `-0.50%`, `0.00%`, or `new` when the base is 0 and the diff is not.
+pub fn pdiff(base: u64, diff: u64) -> String {
+    if base == diff {
+        return "0.00%".into();
+    }
+    match pct_change(base, diff) {
+        // Tiny changes keep their sign: "+0.00%" is not "no change".
+        Some(p) if p.abs() < 0.005 => if p > 0.0 { "+0.00%" } else { "-0.00%" }.into(),
+        Some(p) => format!("{p:+.2}%"),
+        None => "new".into(),
+    }
+}
+
+fn method_label(m: &MethodDelta) -> String {
+    let name = m.name.as_deref().unwrap_or("(unknown method)");
+    let mut extra = Vec::new();
+    if let Some(t) = &m.tier {
+        extra.push(t.clone());
+    }
+    if m.context >= 0 {
+        extra.push(format!("context {}", m.context));
+    }
+    if extra.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} [{}]", extra.join(", "))
+    }
+}
+
+fn top_kind(m: &MethodDelta) -> String {
+    m.top_kind.as_ref().map_or(String::new(), |(k, d)| {
+        format!("{k} {}", signed_thousands(*d))
+    })
+}
+
+fn verdict_line(d: &MemDiff) -> String {
+    if d.verdict.regression {
+        format!("FAIL (exit 1): {}", d.verdict.rule)
+    } else {
+        format!("PASS: {}", d.verdict.rule)
+    }
+}
+
+fn coverage_line(d: &MemDiff) -> String {
+    let c = &d.coverage;
+    format!(
+        "{} matched, {} only in base ({} bytes), {} only in diff ({} bytes)",
+        thousands(c.matched),
+        thousands(c.only_base),
+        thousands(c.only_base_bytes),
+        thousands(c.only_diff),
+        thousands(c.only_diff_bytes)
+    )
+}
+
+/// The rows of a group's table: (label, base, diff).
+fn group_rows(g: &Group, has_pages: bool) -> Vec<(&'static str, u64, u64)> {
+    let mut rows = vec![("bytes requested", g.base.bytes, g.diff.bytes)];
+    if has_pages {
+        rows.push(("allocations", g.base.allocations, g.diff.allocations));
+        rows.push(("used page bytes", g.base.used, g.diff.used));
+        rows.push(("reserved page bytes", g.base.reserved, g.diff.reserved));
+    }
+    rows
+}
+
+/// The console report.
+pub fn render_text(d: &MemDiff) -> String {
+    let mut o = String::new();
+    let c = &d.coverage;
+    let _ = writeln!(
+        o,
+        "jitarena memdiff: base {} log{}, diff {} log{}",
+        c.base_files,
+        plural(c.base_files),
+        c.diff_files,
+        plural(c.diff_files)
+    );
+    let _ = writeln!(o, "Coverage: {}", coverage_line(d));
+    if !d.ignored_kinds.is_empty() {
+        let _ = writeln!(
+            o,
+            "Ignored kinds (left out of every total): {}",
+            d.ignored_kinds.join(", ")
+        );
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{:<24} {:>16} {:>16} {:>15} {:>9}",
+        "", "Base", "Diff", "Delta", "PDIFF"
+    );
+    for g in &d.groups {
+        let _ = writeln!(o, "{} ({} methods)", g.name, thousands(g.methods));
+        for (label, b, df) in group_rows(g, d.has_kinds) {
+            let delta = i128::from(df) - i128::from(b);
+            let _ = writeln!(
+                o,
+                "  {label:<22} {:>16} {:>16} {:>15} {:>9}",
+                thousands(b),
+                thousands(df),
+                signed_thousands(delta),
+                pdiff(b, df)
+            );
+        }
+    }
+    if d.has_kinds {
+        delta_table_text(&mut o, "Kinds", "kind", "by absolute delta", &d.kinds);
+    }
+    if !d.phases.is_empty() {
+        delta_table_text(&mut o, "Phases", "phase", "in phase order", &d.phases);
+    }
+    let dist = &d.distribution;
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Bytes per method {:>14} {:>14} {:>14} {:>14}",
+        "p50", "p90", "p99", "max"
+    );
+    for (label, q) in [("  base", &dist.base), ("  diff", &dist.diff)] {
+        let _ = writeln!(
+            o,
+            "{label:<16} {:>14} {:>14} {:>14} {:>14}",
+            thousands(q.p50),
+            thousands(q.p90),
+            thousands(q.p99),
+            thousands(q.max)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  {} grew, {} shrank, {} unchanged",
+        thousands(dist.grew),
+        thousands(dist.shrank),
+        thousands(dist.same)
+    );
+    let floor = thousands(d.min_method_bytes);
+    for (title, list) in [
+        ("Largest growth (bytes)".to_string(), &d.top_growth),
+        ("Largest shrinkage (bytes)".to_string(), &d.top_shrinkage),
+        (
+            format!("Largest relative growth (methods of at least {floor} bytes)"),
+            &d.top_relative_growth,
+        ),
+        (
+            format!("Largest relative shrinkage (methods of at least {floor} bytes)"),
+            &d.top_relative_shrinkage,
+        ),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o);
+        let _ = writeln!(o, "{title}");
+        for m in list {
+            let delta = i128::from(m.diff) - i128::from(m.base);
+            let kind = top_kind(m);
+            let kind = if kind.is_empty() {
+                String::new()
+            } else {
+                format!("  (most: {kind})")
+            };
+            let _ = writeln!(
+                o,
+                "  {:>13} {:>9}  {}{kind}",
+                signed_thousands(delta),
+                pdiff(m.base, m.diff),
+                method_label(m)
+            );
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{}", verdict_line(d));
+    o
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn delta_table_text(o: &mut String, title: &str, what: &str, order: &str, rows: &[Delta]) {
+    let changed: Vec<&Delta> = rows.iter().filter(|r| r.base != r.diff).collect();
+    let unchanged = rows.len() - changed.len();
+    let _ = writeln!(o);
+    let folded = if unchanged > 0 {
+        format!("; {unchanged} unchanged not shown")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(o, "{title} ({order}{folded})");
+    let _ = writeln!(
+        o,
+        "  {what:<22} {:>16} {:>16} {:>15} {:>9}",
+        "Base", "Diff", "Delta", "PDIFF"
+    );
+    for r in changed {
+        let _ = writeln!(
+            o,
+            "  {:<22} {:>16} {:>16} {:>15} {:>9}",
+            r.name,
+            thousands(r.base),
+            thousands(r.diff),
+            signed_thousands(r.delta()),
+            pdiff(r.base, r.diff)
+        );
+    }
+}
+
+/// Markdown: `long` lists every changed kind and phase and more methods; the short form is
+/// meant to be pasted into a pull request comment.
+pub fn render_markdown(d: &MemDiff, long: bool) -> String {
+    let mut o = String::new();
+    let g = d.overall();
+    let _ = writeln!(o, "## jitarena memdiff");
+    let _ = writeln!(o);
+    let status = if d.verdict.regression {
+        "❌ **Regression**"
+    } else {
+        "✅ No regression"
+    };
+    let _ = writeln!(
+        o,
+        "{status}: bytes requested {} ({} → {}) over {} matched methods.",
+        colored_pdiff(g.base.bytes, g.diff.bytes),
+        thousands(g.base.bytes),
+        thousands(g.diff.bytes),
+        thousands(d.coverage.matched)
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(o, "| Collection | Base | Diff | PDIFF |");
+    let _ = writeln!(o, "| --- | --: | --: | --: |");
+    for grp in &d.groups {
+        let _ = writeln!(
+            o,
+            "| {} bytes | {} | {} | {} |",
+            grp.name,
+            thousands(grp.base.bytes),
+            thousands(grp.diff.bytes),
+            colored_pdiff(grp.base.bytes, grp.diff.bytes)
+        );
+    }
+    let _ = writeln!(o);
+    let verdict = if d.verdict.regression {
+        "**FAIL** (exit 1)"
+    } else {
+        "**PASS**"
+    };
+    let _ = writeln!(o, "{verdict}: {}", md_escape(&d.verdict.rule));
+    let _ = writeln!(o);
+    details(&mut o, &format!("Coverage: {}", coverage_line(d)), |o| {
+        let _ = writeln!(o, "| Side | Matched | Only on this side | Their bytes |");
+        let _ = writeln!(o, "| --- | --: | --: | --: |");
+        let c = &d.coverage;
+        let _ = writeln!(
+            o,
+            "| Base | {} | {} | {} |",
+            thousands(c.matched),
+            thousands(c.only_base),
+            thousands(c.only_base_bytes)
+        );
+        let _ = writeln!(
+            o,
+            "| Diff | {} | {} | {} |",
+            thousands(c.matched),
+            thousands(c.only_diff),
+            thousands(c.only_diff_bytes)
+        );
+        if !d.ignored_kinds.is_empty() {
+            let _ = writeln!(o);
+            let _ = writeln!(
+                o,
+                "Ignored kinds (left out of every total): {}",
+                d.ignored_kinds.join(", ")
+            );
+        }
+    });
+    details(&mut o, "Totals by tier", |o| {
+        let _ = writeln!(
+            o,
+            "| Tier | Methods | Figure | Base | Diff | Delta | PDIFF |"
+        );
+        let _ = writeln!(o, "| --- | --: | --- | --: | --: | --: | --: |");
+        for grp in &d.groups {
+            for (label, b, df) in group_rows(grp, d.has_kinds) {
+                let delta = i128::from(df) - i128::from(b);
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {label} | {} | {} | {} | {} |",
+                    grp.name,
+                    thousands(grp.methods),
+                    thousands(b),
+                    thousands(df),
+                    signed_thousands(delta),
+                    colored_pdiff(b, df)
+                );
+            }
+        }
+    });
+    let limit = if long { usize::MAX } else { 10 };
+    if d.has_kinds {
+        delta_details(&mut o, "Kinds", "Kind", &d.kinds, limit);
+    }
+    if !d.phases.is_empty() {
+        delta_details(&mut o, "Phases", "Phase", &d.phases, limit);
+    }
+    details(&mut o, "Per-method distribution", |o| {
+        let dist = &d.distribution;
+        let _ = writeln!(o, "| Bytes per method | p50 | p90 | p99 | max |");
+        let _ = writeln!(o, "| --- | --: | --: | --: | --: |");
+        let row = |label: &str, q: &Quantiles| {
+            format!(
+                "| {label} | {} | {} | {} | {} |",
+                thousands(q.p50),
+                thousands(q.p90),
+                thousands(q.p99),
+                thousands(q.max)
+            )
+        };
+        let _ = writeln!(o, "{}", row("Base", &dist.base));
+        let _ = writeln!(o, "{}", row("Diff", &dist.diff));
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{} methods grew, {} shrank, {} unchanged.",
+            thousands(dist.grew),
+            thousands(dist.shrank),
+            thousands(dist.same)
+        );
+        if long {
+            let _ = writeln!(o);
+            let _ = writeln!(o, "| Change | Methods |");
+            let _ = writeln!(o, "| --- | --: |");
+            for (label, n) in CHANGE_BUCKETS.iter().zip(&dist.change_histogram) {
+                let _ = writeln!(o, "| {label} | {} |", thousands(*n));
+            }
+        }
+    });
+    let top = if long { usize::MAX } else { 5 };
+    let floor = thousands(d.min_method_bytes);
+    for (title, list) in [
+        ("Methods that grew most".to_string(), &d.top_growth),
+        ("Methods that shrank most".to_string(), &d.top_shrinkage),
+        (
+            format!("Methods that grew most, relatively (at least {floor} bytes)"),
+            &d.top_relative_growth,
+        ),
+        (
+            format!("Methods that shrank most, relatively (at least {floor} bytes)"),
+            &d.top_relative_shrinkage,
+        ),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        details(&mut o, &title, |o| {
+            let kind_col = d.has_kinds;
+            let _ = writeln!(
+                o,
+                "| Method | Base | Diff | Delta | PDIFF |{}",
+                if kind_col {
+                    " Kind that moved most |"
+                } else {
+                    ""
+                }
+            );
+            let _ = writeln!(
+                o,
+                "| --- | --: | --: | --: | --: |{}",
+                if kind_col { " --- |" } else { "" }
+            );
+            for m in list.iter().take(top) {
+                let delta = i128::from(m.diff) - i128::from(m.base);
+                let kind = if kind_col {
+                    format!(" {} |", md_escape(&top_kind(m)))
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {} |{kind}",
+                    md_escape(&method_label(m)),
+                    thousands(m.base),
+                    thousands(m.diff),
+                    signed_thousands(delta),
+                    colored_pdiff(m.base, m.diff)
+                );
+            }
+        });
+    }
+    o
+}
+
+fn details(o: &mut String, summary: &str, body: impl FnOnce(&mut String)) {
+    let _ = writeln!(o, "<details>");
+    let _ = writeln!(o, "<summary>{}</summary>", html_escape(summary));
+    let _ = writeln!(o);
+    body(o);
+    let _ = writeln!(o);
+    let _ = writeln!(o, "</details>");
+    let _ = writeln!(o);
+}
+
+fn delta_details(o: &mut String, title: &str, what: &str, rows: &[Delta], limit: usize) {
+    let changed: Vec<&Delta> = rows.iter().filter(|r| r.base != r.diff).collect();
+    let unchanged = rows.len() - changed.len();
+    let shown = changed.len().min(limit);
+    let mut summary = format!("{title}: {} changed", changed.len());
+    if shown < changed.len() {
+        summary.push_str(&format!(", the {shown} that moved most shown"));
+    }
+    if unchanged > 0 {
+        summary.push_str(&format!(", {unchanged} unchanged"));
+    }
+    details(o, &summary, |o| {
+        let _ = writeln!(o, "| {what} | Base | Diff | Delta | PDIFF |");
+        let _ = writeln!(o, "| --- | --: | --: | --: | --: |");
+        for r in changed.iter().take(limit) {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} |",
+                md_escape(&r.name),
+                thousands(r.base),
+                thousands(r.diff),
+                signed_thousands(r.delta()),
+                colored_pdiff(r.base, r.diff)
+            );
+        }
+    });
+}
+
+/// A PDIFF in red (more memory) or green (less), as the replay tool's summaries show them.
+fn colored_pdiff(base: u64, diff: u64) -> String {
+    let text = pdiff(base, diff);
+    match diff.cmp(&base) {
+        std::cmp::Ordering::Greater => format!("<span style=\"color:red\">{text}</span>"),
+        std::cmp::Ordering::Less => format!("<span style=\"color:green\">{text}</span>"),
+        std::cmp::Ordering::Equal => text,
+    }
+}
+
+/// Escapes text for HTML.
+pub fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn md_escape(s: &str) -> String {
+    html_escape(s).replace('|', "\\|").replace('`', "\\`")
+}
+
+/// The JSON document (schema in `docs/formats.md`).
+pub fn render_json(d: &MemDiff) -> String {
+    let totals = |t: &crate::diff::Totals| {
+        format!(
+            "{{\"bytes\":{},\"allocations\":{},\"used_bytes\":{},\"reserved_bytes\":{}}}",
+            t.bytes, t.allocations, t.used, t.reserved
+        )
+    };
+    let pct = |b: u64, df: u64| pct_change(b, df).map_or("null".to_string(), json_f64);
+    let deltas = |rows: &[Delta]| {
+        rows.iter()
+            .map(|r| {
+                format!(
+                    "{{\"name\":{},\"base\":{},\"diff\":{},\"delta\":{},\"pct\":{}}}",
+                    json_str(&r.name),
+                    r.base,
+                    r.diff,
+                    r.delta(),
+                    pct(r.base, r.diff)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let opt = |s: &Option<String>| s.as_deref().map_or("null".to_string(), json_str);
+    let methods = |list: &[MethodDelta]| {
+        list.iter()
+            .map(|m| {
+                let (kind, kind_delta) = m.top_kind.as_ref().map_or(("null".to_string(), "null".to_string()), |(k, v)| (json_str(k), v.to_string()));
+                format!(
+                    "{{\"context\":{},\"name\":{},\"tier\":{},\"base\":{},\"diff\":{},\"delta\":{},\"pct\":{},\"top_kind\":{kind},\"top_kind_delta\":{kind_delta}}}",
+                    m.context,
+                    opt(&m.name),
+                    opt(&m.tier),
+                    m.base,
+                    m.diff,
+                    i128::from(m.diff) - i128::from(m.base),
+                    pct(m.base, m.diff)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let q = |q: &Quantiles| {
+        format!(
+            "{{\"p50\":{},\"p90\":{},\"p99\":{},\"max\":{}}}",
+            q.p50, q.p90, q.p99, q.max
+        )
+    };
+    let groups = d
+        .groups
+        .iter()
+        .map(|g| {
+            format!(
+                "{{\"name\":{},\"methods\":{},\"base\":{},\"diff\":{},\"pct\":{}}}",
+                json_str(&g.name),
+                g.methods,
+                totals(&g.base),
+                totals(&g.diff),
+                pct(g.base.bytes, g.diff.bytes)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let c = &d.coverage;
+    let t = &d.verdict.thresholds;
+    let opt_f = |v: Option<f64>| v.map_or("null".to_string(), json_f64);
+    let hist = d
+        .distribution
+        .change_histogram
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let buckets = CHANGE_BUCKETS
+        .iter()
+        .map(|b| json_str(b))
+        .collect::<Vec<_>>()
+        .join(",");
+    let strings = |v: &[String]| v.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",");
+    format!(
+        concat!(
+            "{{\"version\":1,\n",
+            "\"coverage\":{{\"base_files\":{},\"diff_files\":{},\"matched\":{},\"only_base\":{},\"only_base_bytes\":{},\"only_diff\":{},\"only_diff_bytes\":{}}},\n",
+            "\"ignored_kinds\":[{}],\n\"has_kinds\":{},\n",
+            "\"groups\":[{}],\n\"kinds\":[{}],\n\"phases\":[{}],\n",
+            "\"distribution\":{{\"base\":{},\"diff\":{},\"grew\":{},\"shrank\":{},\"same\":{},\"change_buckets\":[{}],\"change_histogram\":[{}]}},\n",
+            "\"methods\":{{\"min_method_bytes\":{},\"growth\":[{}],\"shrinkage\":[{}],\"relative_growth\":[{}],\"relative_shrinkage\":[{}]}},\n",
+            "\"thresholds\":{{\"fail_above\":{},\"kind_fail_above\":{},\"kind_min_bytes\":{},\"method_fail_above\":{},\"method_min_bytes\":{}}},\n",
+            "\"verdict\":{{\"regression\":{},\"exit_code\":{},\"rule\":{},\"failures\":[{}]}},\n",
+            "\"warnings\":[{}]}}\n"
+        ),
+        c.base_files,
+        c.diff_files,
+        c.matched,
+        c.only_base,
+        c.only_base_bytes,
+        c.only_diff,
+        c.only_diff_bytes,
+        strings(&d.ignored_kinds),
+        d.has_kinds,
+        groups,
+        deltas(&d.kinds),
+        deltas(&d.phases),
+        q(&d.distribution.base),
+        q(&d.distribution.diff),
+        d.distribution.grew,
+        d.distribution.shrank,
+        d.distribution.same,
+        buckets,
+        hist,
+        d.min_method_bytes,
+        methods(&d.top_growth),
+        methods(&d.top_shrinkage),
+        methods(&d.top_relative_growth),
+        methods(&d.top_relative_shrinkage),
+        json_f64(t.fail_above),
+        opt_f(t.kind_fail_above),
+        t.kind_min_bytes.map_or("null".to_string(), |v| v.to_string()),
+        opt_f(t.method_fail_above),
+        t.method_min_bytes,
+        d.verdict.regression,
+        u8::from(d.verdict.regression),
+        json_str(&d.verdict.rule),
+        strings(&d.verdict.failures),
+        strings(&d.warnings),
+    )
+}

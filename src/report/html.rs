@@ -1,0 +1,278 @@
+//! The memdiff HTML page: one self-contained file (no network, no scripts) with the pictures
+//! people would rather look at than read: per-kind delta bars, a base-versus-diff scatter of
+//! methods and the distribution of per-method change. Written as well-formed XHTML.
+
+use std::fmt::Write as _;
+
+use super::diff::{html_escape as esc, pdiff, render_text};
+use super::{signed_thousands, thousands};
+use crate::diff::{Delta, MemDiff, MethodDelta, CHANGE_BUCKETS};
+
+const RED: &str = "#c62828";
+const GREEN: &str = "#2e7d32";
+const GREY: &str = "#9e9e9e";
+
+/// The page.
+pub fn render_html(d: &MemDiff) -> String {
+    let mut o = String::new();
+    let g = d.overall();
+    let verdict_class = if d.verdict.regression { "fail" } else { "pass" };
+    let _ = write!(
+        o,
+        concat!(
+            "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n",
+            "<meta charset=\"utf-8\"/>\n<title>jitarena memdiff</title>\n<style>\n",
+            "body{{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}}\n",
+            "table{{border-collapse:collapse;margin:0.5em 0 1.5em}}\n",
+            "td,th{{padding:2px 10px;border-bottom:1px solid #ddd}}\n",
+            "td.n,th.n{{text-align:right;font-variant-numeric:tabular-nums}}\n",
+            ".up{{color:{red}}} .down{{color:{green}}}\n",
+            ".verdict{{padding:0.6em 1em;border-radius:4px;font-weight:600}}\n",
+            ".pass{{background:#e8f5e9}} .fail{{background:#ffebee}}\n",
+            "svg text{{font-size:11px;fill:#333}}\n",
+            "pre{{background:#f6f6f6;padding:1em;overflow:auto}}\n",
+            "</style>\n</head>\n<body>\n<h1>jitarena memdiff</h1>\n"
+        ),
+        red = RED,
+        green = GREEN
+    );
+    let _ = writeln!(
+        o,
+        "<p class=\"verdict {verdict_class}\">{}</p>",
+        esc(&format!(
+            "{}: {}",
+            if d.verdict.regression { "FAIL" } else { "PASS" },
+            d.verdict.rule
+        ))
+    );
+    let _ = writeln!(
+        o,
+        "<p>Bytes requested: {} &#8594; {} ({}) over {} matched methods; {} only in base, {} only in diff.</p>",
+        thousands(g.base.bytes),
+        thousands(g.diff.bytes),
+        span(g.base.bytes, g.diff.bytes),
+        thousands(d.coverage.matched),
+        thousands(d.coverage.only_base),
+        thousands(d.coverage.only_diff)
+    );
+    let _ = writeln!(o, "<h2>Totals</h2>\n<table>\n<tr><th>Collection</th><th class=\"n\">Methods</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">Delta</th><th class=\"n\">PDIFF</th></tr>");
+    for grp in &d.groups {
+        let _ = writeln!(
+            o,
+            "<tr><td>{} bytes</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&grp.name),
+            thousands(grp.methods),
+            thousands(grp.base.bytes),
+            thousands(grp.diff.bytes),
+            signed_thousands(i128::from(grp.diff.bytes) - i128::from(grp.base.bytes)),
+            span(grp.base.bytes, grp.diff.bytes)
+        );
+    }
+    let _ = writeln!(o, "</table>");
+    if d.has_kinds {
+        let _ = writeln!(o, "<h2>Kinds that moved most</h2>");
+        delta_bars(&mut o, &d.kinds);
+        delta_table(&mut o, "Kind", &d.kinds);
+    }
+    if !d.phases.is_empty() {
+        let _ = writeln!(o, "<h2>Phases</h2>");
+        delta_table(&mut o, "Phase", &d.phases);
+    }
+    let _ = writeln!(o, "<h2>Methods: base against diff</h2>\n<p>Bytes requested per method, both axes logarithmic; above the diagonal a method grew (red), below it shrank (green). {} of {} matched methods are drawn.</p>", thousands(d.scatter.len() as u64), thousands(d.coverage.matched));
+    scatter(&mut o, &d.scatter);
+    let _ = writeln!(o, "<h2>Distribution of per-method change</h2>");
+    histogram(&mut o, &d.distribution.change_histogram);
+    for (title, list) in [
+        ("Methods that grew most", &d.top_growth),
+        ("Methods that shrank most", &d.top_shrinkage),
+        ("Methods that grew most, relatively", &d.top_relative_growth),
+        (
+            "Methods that shrank most, relatively",
+            &d.top_relative_shrinkage,
+        ),
+    ] {
+        if !list.is_empty() {
+            let _ = writeln!(o, "<h2>{title}</h2>");
+            method_table(&mut o, list, d.has_kinds);
+        }
+    }
+    let _ = writeln!(
+        o,
+        "<h2>Full report</h2>\n<pre>{}</pre>\n</body>\n</html>",
+        esc(&render_text(d))
+    );
+    o
+}
+
+fn span(base: u64, diff: u64) -> String {
+    let class = match diff.cmp(&base) {
+        std::cmp::Ordering::Greater => " class=\"up\"",
+        std::cmp::Ordering::Less => " class=\"down\"",
+        std::cmp::Ordering::Equal => "",
+    };
+    format!("<span{class}>{}</span>", esc(&pdiff(base, diff)))
+}
+
+fn delta_table(o: &mut String, what: &str, rows: &[Delta]) {
+    let _ = writeln!(o, "<table>\n<tr><th>{what}</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">Delta</th><th class=\"n\">PDIFF</th></tr>");
+    for r in rows.iter().filter(|r| r.base != r.diff) {
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&r.name),
+            thousands(r.base),
+            thousands(r.diff),
+            signed_thousands(r.delta()),
+            span(r.base, r.diff)
+        );
+    }
+    let _ = writeln!(o, "</table>");
+}
+
+fn method_table(o: &mut String, list: &[MethodDelta], kinds: bool) {
+    let _ = writeln!(o, "<table>\n<tr><th>Method</th><th>Tier</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">Delta</th><th class=\"n\">PDIFF</th>{}</tr>", if kinds { "<th>Kind that moved most</th>" } else { "" });
+    for m in list {
+        let kind = match (&m.top_kind, kinds) {
+            (Some((k, v)), true) => format!("<td>{} {}</td>", esc(k), signed_thousands(*v)),
+            (None, true) => "<td></td>".to_string(),
+            _ => String::new(),
+        };
+        let name = m.name.as_deref().unwrap_or("(unknown method)");
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>{kind}</tr>",
+            esc(name),
+            esc(m.tier.as_deref().unwrap_or("")),
+            thousands(m.base),
+            thousands(m.diff),
+            signed_thousands(i128::from(m.diff) - i128::from(m.base)),
+            span(m.base, m.diff)
+        );
+    }
+    let _ = writeln!(o, "</table>");
+}
+
+/// Horizontal bars of the 20 kinds that moved most, growth to the right in red.
+fn delta_bars(o: &mut String, rows: &[Delta]) {
+    let rows: Vec<&Delta> = rows.iter().filter(|r| r.base != r.diff).take(20).collect();
+    if rows.is_empty() {
+        let _ = writeln!(o, "<p>No kind changed.</p>");
+        return;
+    }
+    let (label_w, bar_w, row_h) = (170.0, 560.0, 20.0);
+    let width = label_w + bar_w + 150.0;
+    let height = row_h * rows.len() as f64 + 10.0;
+    let max = rows
+        .iter()
+        .map(|r| r.delta().unsigned_abs())
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let mid = label_w + bar_w / 2.0;
+    let _ = writeln!(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"per-kind byte deltas\">");
+    let _ = writeln!(
+        o,
+        "<line x1=\"{mid}\" y1=\"0\" x2=\"{mid}\" y2=\"{height}\" stroke=\"#888\"/>"
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let y = 5.0 + i as f64 * row_h;
+        let delta = r.delta();
+        let w = (delta.unsigned_abs() as f64 / max * (bar_w / 2.0)).max(1.0);
+        let (x, color, anchor, tx) = if delta > 0 {
+            (mid, RED, "start", mid + w + 4.0)
+        } else {
+            (mid - w, GREEN, "end", mid - w - 4.0)
+        };
+        let _ = writeln!(
+            o,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{}\" fill=\"{color}\"><title>{}: {} ({})</title></rect><text x=\"{tx:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{} ({})</text>",
+            label_w - 6.0,
+            y + 13.0,
+            esc(&r.name),
+            row_h - 6.0,
+            esc(&r.name),
+            signed_thousands(delta),
+            esc(&pdiff(r.base, r.diff)),
+            y + 13.0,
+            signed_thousands(delta),
+            esc(&pdiff(r.base, r.diff))
+        );
+    }
+    let _ = writeln!(o, "</svg>");
+}
+
+/// Base against diff bytes per method, log-log, with the diagonal.
+fn scatter(o: &mut String, points: &[(u64, u64)]) {
+    let (size, pad) = (480.0, 50.0);
+    let lo = points
+        .iter()
+        .flat_map(|p| [p.0, p.1])
+        .filter(|&v| v > 0)
+        .min()
+        .unwrap_or(1) as f64;
+    let hi = points
+        .iter()
+        .flat_map(|p| [p.0, p.1])
+        .max()
+        .unwrap_or(10)
+        .max(2) as f64;
+    let (lo, hi) = (
+        lo.log10().floor(),
+        hi.log10().ceil().max(lo.log10().floor() + 1.0),
+    );
+    let pos = |v: u64| (v.max(1) as f64).log10().clamp(lo, hi);
+    let x = |v: u64| pad + (pos(v) - lo) / (hi - lo) * size;
+    let y = |v: u64| pad + size - (pos(v) - lo) / (hi - lo) * size;
+    let total = size + 2.0 * pad;
+    let _ = writeln!(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{total}\" height=\"{total}\" role=\"img\" aria-label=\"base against diff bytes per method\">");
+    let _ = writeln!(o, "<rect x=\"{pad}\" y=\"{pad}\" width=\"{size}\" height=\"{size}\" fill=\"none\" stroke=\"#888\"/>");
+    let _ = writeln!(o, "<line x1=\"{pad}\" y1=\"{}\" x2=\"{}\" y2=\"{pad}\" stroke=\"#bbb\" stroke-dasharray=\"4 3\"/>", pad + size, pad + size);
+    let mut decade = lo;
+    while decade <= hi {
+        let v = 10f64.powf(decade) as u64;
+        let label = thousands(v);
+        let _ = writeln!(o, "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{label}</text><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>", x(v), pad + size + 16.0, pad - 4.0, y(v) + 4.0);
+        decade += 1.0;
+    }
+    let _ = writeln!(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">base bytes</text><text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">diff bytes</text>", pad + size / 2.0, total - 4.0, pad + size / 2.0, pad + size / 2.0);
+    for &(b, d) in points {
+        let color = match d.cmp(&b) {
+            std::cmp::Ordering::Greater => RED,
+            std::cmp::Ordering::Less => GREEN,
+            std::cmp::Ordering::Equal => GREY,
+        };
+        let _ = writeln!(o, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.2\" fill=\"{color}\" fill-opacity=\"0.6\"><title>{} &#8594; {}</title></circle>", x(b), y(d), thousands(b), thousands(d));
+    }
+    let _ = writeln!(o, "</svg>");
+}
+
+/// Methods per bucket of change.
+fn histogram(o: &mut String, counts: &[u64]) {
+    let (bar_w, gap, h, base_y) = (70.0, 8.0, 200.0, 230.0);
+    let max = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+    let width = (bar_w + gap) * counts.len() as f64 + 20.0;
+    let _ = writeln!(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"280\" role=\"img\" aria-label=\"methods per bucket of change\">");
+    for (i, (&n, label)) in counts.iter().zip(CHANGE_BUCKETS).enumerate() {
+        let bh = n as f64 / max * h;
+        let x = 10.0 + i as f64 * (bar_w + gap);
+        let color = match i {
+            0..=3 => GREEN,
+            4 => GREY,
+            _ => RED,
+        };
+        let _ = writeln!(
+            o,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{bar_w}\" height=\"{bh:.1}\" fill=\"{color}\"><title>{}: {} methods</title></rect><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text><text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            base_y - bh,
+            esc(label),
+            thousands(n),
+            x + bar_w / 2.0,
+            base_y - bh - 4.0,
+            thousands(n),
+            x + bar_w / 2.0,
+            base_y + 16.0,
+            esc(label)
+        );
+    }
+    let _ = writeln!(o, "</svg>");
+}
