@@ -182,7 +182,11 @@ jitarena* jitarena_create(const jitarena_config* config);
 void jitarena_destroy(jitarena* arena);
 
 /** Empties the arena for the next method: every allocation is released (its memory may be
- *  reused), counters, phase and failure are zeroed, and one page is kept. NULL is ignored. */
+ *  reused), counters, phase and failure are zeroed, and one page is kept. With the built-in
+ *  page allocator, up to 16 MiB of the other normal pages are cached for the next methods (as
+ *  the .NET runtime caches slabs) instead of being freed; they count as reserved again only
+ *  when a method uses them. With a host page_free, every other page goes back to the host.
+ *  NULL is ignored. */
 void jitarena_reset(jitarena* arena);
 
 /* ---- Allocation --------------------------------------------------------------------------- */

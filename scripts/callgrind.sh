@@ -57,4 +57,35 @@ for mode in nolog log; do
   printf '%-34s %14.0f %14s\n' "$mode" "$(awk -v i="$ins" 'BEGIN { print i / 20000 }')" "$wall"
 done
 ls -l "$out/method_done.jas" | awk '{ printf "log: %d bytes for 20,000 records, %.1f bytes per record\n", $5, ($5 - 12) / 20000 }'
+
+# A whole replay of a generated workload (300 JIT-like methods) by `jitarena replay`: counters
+# and a log record per method, against no counters and no log. "whole" counts the process;
+# "arena" counts what a JIT would run per method: the inline path (the C driver), the counters
+# gathered, the reset (Replayer::run) and the record (encoding and writing: LogWriter::write).
+cargo build --release --quiet --bin jitarena
+jitarena=target/release/jitarena
+"$jitarena" gen --seed 1 --methods 300 --trace "$out/replay.jat" 2>/dev/null
+total() { callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n { gsub(",", "", $1); print $1; n = 1 }'; }
+arena_part() { # inclusive instructions of the functions a JIT would run
+  callgrind_annotate --inclusive=yes "$1" 2>/dev/null | awk '
+    /Replayer::run \[/ || /LogWriter<.*>::write \[/ {
+      gsub(",", "", $1); sum += $1 }
+    END { print sum + 0 }'
+}
+valgrind --tool=callgrind --callgrind-out-file="$out/cg.replay.counted" \
+    "$jitarena" replay "$out/replay.jat" -o "$out/replay.jas" >/dev/null 2>&1
+valgrind --tool=callgrind --callgrind-out-file="$out/cg.replay.uncounted" \
+    "$jitarena" replay "$out/replay.jat" --no-counters >/dev/null 2>&1
+echo
+printf '%-44s %16s %16s %9s\n' "replay of 300 generated methods" "counted + log" "uncounted" "overhead"
+for part in whole arena; do
+  if [ $part = whole ]; then
+    c=$(total "$out/cg.replay.counted"); u=$(total "$out/cg.replay.uncounted")
+    label="whole process (trace decoding included)"
+  else
+    c=$(arena_part "$out/cg.replay.counted"); u=$(arena_part "$out/cg.replay.uncounted")
+    label="inline path + counters + record"
+  fi
+  printf '%-44s %16s %16s %8s%%\n' "$label" "$c" "$u" "$(awk -v c="$c" -v u="$u" 'BEGIN { printf "%.2f", (c - u) * 100 / u }')"
+done
 exit $status

@@ -75,9 +75,9 @@ enum Command {
         /// Traces to replay, in order.
         #[arg(required = true)]
         traces: Vec<PathBuf>,
-        /// The stats log to write.
+        /// The stats log to write (without it, the replay only runs and reports).
         #[arg(short, long)]
-        output: PathBuf,
+        output: Option<PathBuf>,
         /// Page size of the replayed arena, in bytes.
         #[arg(long, default_value_t = 65536)]
         page_size: usize,
@@ -282,14 +282,14 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 counters: !no_counters,
                 progress: true,
             };
-            let s = harness::replay(&traces, &output, &options)?;
+            let s = harness::replay(&traces, output.as_deref(), &options)?;
             warn_all(&s.warnings);
+            let into = output.map_or(String::new(), |o| format!(" into {}", o.display()));
             eprintln!(
-                "replayed {} methods ({} allocations, {} failed) into {}",
+                "replayed {} methods ({} allocations, {} failed){into}",
                 thousands(s.methods),
                 thousands(s.allocations),
                 thousands(s.failed),
-                output.display()
             );
         }
     }
@@ -464,7 +464,7 @@ fn demo(methods: u64, out: &Path, seed: u64) -> Result<u8, Error> {
         let log = out.join(format!("{side}.jas"));
         let s = harness::replay(
             std::slice::from_ref(&trace),
-            &log,
+            Some(&log),
             &ReplayOptions {
                 progress: true,
                 ..ReplayOptions::default()

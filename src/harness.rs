@@ -26,6 +26,20 @@ extern "C" {
     ) -> usize;
 }
 
+/// Runs events through the C driver's inline path into `arena` (counted, or compiled with
+/// `JITARENA_NO_COUNTERS`); returns how many allocations failed. For benchmarks and tools that
+/// drive an [`crate::Arena`] from Rust as a C JIT would.
+pub fn replay_events(arena: &crate::Arena, events: &[jitarena_event], counted: bool) -> usize {
+    let driver = if counted {
+        jitarena_replay
+    } else {
+        jitarena_replay_uncounted
+    };
+    // SAFETY: the arena is live for the call and `Arena` is not `Sync`, so this thread is its
+    // only user; `events` is a valid slice.
+    unsafe { driver(arena.as_c_ptr(), events.as_ptr(), events.len()) }
+}
+
 /// The allocator variant to replay with.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
@@ -96,15 +110,28 @@ impl Drop for ReplayArena {
     }
 }
 
-/// Replays every method of `traces` into the stats log `output`.
+/// Replays every method of `traces`, into the stats log `output` when given (which needs
+/// counters: an uncounted replay has nothing to log).
 pub fn replay(
     traces: &[PathBuf],
-    output: &Path,
+    output: Option<&Path>,
     options: &ReplayOptions,
 ) -> Result<ReplaySummary, Error> {
-    let file = File::create(output).map_err(|e| io_error(output, "create", &e))?;
-    let mut log = LogWriter::new(BufWriter::with_capacity(1 << 16, file))
-        .map_err(|e| io_error(output, "write", &e))?;
+    let mut log = match output {
+        Some(path) if !options.counters => {
+            return Err(Error::new(
+                crate::ErrorCode::Config,
+                format!("{}: an uncounted replay has no counters to log (drop the output or the no-counters switch)", path.display()),
+            ));
+        }
+        Some(path) => {
+            let file = File::create(path).map_err(|e| io_error(path, "create", &e))?;
+            let writer = LogWriter::new(BufWriter::with_capacity(1 << 16, file))
+                .map_err(|e| io_error(path, "write", &e))?;
+            Some((path, writer))
+        }
+        None => None,
+    };
     let mut summary = ReplaySummary::default();
     let mut progress = Progress::new(options.progress, traces);
     for path in traces {
@@ -114,21 +141,25 @@ pub fn replay(
             options,
             &mut summary,
             &mut progress,
-            |schema, info, counts| {
-                log.write(
-                    schema,
-                    info.name.as_deref(),
-                    info.context,
-                    info.tier.as_deref(),
-                    counts,
-                )
-                .map_err(|e| io_error(output, "write", &e))
+            |schema, info, counts| match &mut log {
+                Some((path, w)) => w
+                    .write(
+                        schema,
+                        info.name.as_deref(),
+                        info.context,
+                        info.tier.as_deref(),
+                        counts,
+                    )
+                    .map_err(|e| io_error(path, "write", &e)),
+                None => Ok(()),
             },
         )?;
         summary.warnings.extend(reader.warnings());
         progress.file_done();
     }
-    log.finish().map_err(|e| io_error(output, "write", &e))?;
+    if let Some((path, w)) = log {
+        w.finish().map_err(|e| io_error(path, "write", &e))?;
+    }
     progress.finish(&summary);
     Ok(summary)
 }
@@ -141,24 +172,60 @@ pub fn replay_one(
     progress: &mut Progress,
     mut sink: impl FnMut(&Arc<Schema>, &crate::log::MethodInfo, &MethodCounts) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut arena: Option<(Arc<Schema>, ReplayArena)> = None;
-    let mut counts = MethodCounts::default();
+    let mut replayer = Replayer::new(options.clone());
     while let Some(method) = reader.next_method()? {
-        let fresh = match &arena {
-            Some((schema, _)) => !Arc::ptr_eq(schema, &method.schema),
-            None => true,
-        };
+        let failed = replayer.run(&method)?;
+        sink(&method.schema, &method.info, replayer.counts())?;
+        summary.methods += 1;
+        summary.failed += failed as u64;
+        summary.allocations += method
+            .events
+            .iter()
+            .filter(|e| e.op == crate::sys::JITARENA_EVENT_ALLOC)
+            .count() as u64;
+        progress.tick(summary.methods);
+    }
+    Ok(())
+}
+
+/// Replays methods one at a time through an arena of their schema (made anew when the schema
+/// changes), through the C driver's inline path.
+pub struct Replayer {
+    options: ReplayOptions,
+    arena: Option<(Arc<Schema>, ReplayArena)>,
+    counts: MethodCounts,
+}
+
+impl Replayer {
+    /// A replayer for an allocator variant.
+    pub fn new(options: ReplayOptions) -> Replayer {
+        Replayer {
+            options,
+            arena: None,
+            counts: MethodCounts::default(),
+        }
+    }
+
+    /// Replays one method; afterwards [`Replayer::counts`] holds its counters (none when the
+    /// replay is uncounted) and the arena is empty again. Returns the number of requests that
+    /// failed.
+    #[inline(never)] // a per-method function, kept whole so that profiles can name it
+    pub fn run(&mut self, method: &trace::TraceMethod) -> Result<usize, Error> {
+        let fresh = self
+            .arena
+            .as_ref()
+            .is_none_or(|(schema, _)| !Arc::ptr_eq(schema, &method.schema));
         if fresh {
-            arena = Some((
+            self.arena = Some((
                 Arc::clone(&method.schema),
-                ReplayArena::new(&method.schema, options)?,
+                ReplayArena::new(&method.schema, &self.options)?,
             ));
         }
-        let Some((_, a)) = arena.as_mut() else {
-            continue;
+        let Some((_, arena)) = self.arena.as_mut() else {
+            return Ok(0);
         };
-        let raw = a.raw();
-        let driver = if options.counters {
+        let raw = arena.raw();
+        let driver = if self.options.counters {
             jitarena_replay
         } else {
             jitarena_replay_uncounted
@@ -171,19 +238,19 @@ pub fn replay_one(
                 method.events.len(),
             )
         };
-        raw.fill_counts(&mut counts);
-        sink(&method.schema, &method.info, &counts)?;
+        if self.options.counters {
+            raw.fill_counts(&mut self.counts);
+        } else {
+            self.counts = MethodCounts::default();
+        }
         raw.reset();
-        summary.methods += 1;
-        summary.failed += failed as u64;
-        summary.allocations += method
-            .events
-            .iter()
-            .filter(|e| e.op == crate::sys::JITARENA_EVENT_ALLOC)
-            .count() as u64;
-        progress.tick(summary.methods);
+        Ok(failed)
     }
-    Ok(())
+
+    /// The counters of the method replayed last.
+    pub fn counts(&self) -> &MethodCounts {
+        &self.counts
+    }
 }
 
 /// A one-line progress report on standard error, when it is a terminal.

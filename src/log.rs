@@ -154,6 +154,7 @@ impl<W: Write> LogWriter<W> {
     }
 
     /// Appends one method's record.
+    #[inline(never)] // once per method; kept whole so that profiles can name it
     pub fn write(
         &mut self,
         schema: &Arc<Schema>,

@@ -185,6 +185,27 @@ fn reset_reuses_the_kept_page_and_frees_the_rest() {
 }
 
 #[test]
+fn pages_freed_by_reset_are_reused_by_the_next_methods() {
+    let mut arena = Arena::new(&Config::new(&["A"]).page_size(4096)).unwrap();
+    let fill = |arena: &Arena| -> std::collections::BTreeSet<usize> {
+        (0..40)
+            .map(|_| arena.alloc_bytes(1000, Kind(0)).unwrap().as_ptr() as usize & !4095)
+            .collect()
+    };
+    let first = fill(&arena);
+    assert!(first.len() >= 9, "{} pages", first.len());
+    arena.reset();
+    let second = fill(&arena);
+    assert_eq!(first, second, "the same pages serve the next method");
+    let c = arena.snapshot().counters;
+    assert_eq!(
+        c.reserved_bytes,
+        c.page_count * 4096,
+        "cached pages count again only once used"
+    );
+}
+
+#[test]
 fn phases_split_the_bytes_and_add_up_to_the_total() {
     let config = Config::new(&["A", "B"]).phases(&["Import", "Morph", "LSRA"]);
     let arena = Arena::new(&config).unwrap();

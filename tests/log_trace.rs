@@ -276,7 +276,7 @@ fn replay_of_a_generated_trace_reproduces_its_per_kind_sums_exactly() {
         let out = tmp("gen-replayed.jas");
         let summary = harness::replay(
             std::slice::from_ref(&bin),
-            &out,
+            Some(&out),
             &ReplayOptions {
                 page_size,
                 counters,
@@ -292,20 +292,27 @@ fn replay_of_a_generated_trace_reproduces_its_per_kind_sums_exactly() {
             "page size {page_size}"
         );
     }
-    // The uncounted driver counts only what takes the slow path: never more.
-    let out = tmp("gen-uncounted.jas");
-    harness::replay(
-        &[bin],
-        &out,
+    // An uncounted replay runs without a log, and refuses to write one.
+    let summary = harness::replay(
+        std::slice::from_ref(&bin),
+        None,
         &ReplayOptions {
             counters: false,
             ..Default::default()
         },
     )
     .unwrap();
-    let uncounted: u64 = log_sums(&out).values().map(|v| v.1).sum();
-    let all: u64 = trace_sums(&methods).values().map(|v| v.1).sum();
-    assert!(uncounted < all / 10, "{uncounted} of {all}");
+    assert_eq!((summary.methods, summary.failed), (40, 0));
+    let err = harness::replay(
+        &[bin],
+        Some(&tmp("gen-uncounted.jas")),
+        &ReplayOptions {
+            counters: false,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.message.contains("no counters to log"), "{err}");
 }
 
 #[test]
@@ -437,8 +444,12 @@ fn replay_of_the_real_traces_matches_the_sums_of_their_alloc_lines() {
     let Some(files) = real_traces() else { return };
     for file in files {
         let out = tmp("real.jas");
-        let summary =
-            harness::replay(std::slice::from_ref(&file), &out, &ReplayOptions::default()).unwrap();
+        let summary = harness::replay(
+            std::slice::from_ref(&file),
+            Some(&out),
+            &ReplayOptions::default(),
+        )
+        .unwrap();
         assert_eq!(summary.methods, 194, "{}", file.display());
         assert_eq!(log_sums(&out), text_sums(&file), "{}", file.display());
     }

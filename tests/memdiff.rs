@@ -52,7 +52,7 @@ fn replayed(name: &str, seed: u64, methods: u64, scale: &[(&str, f64)]) -> PathB
     )
     .unwrap();
     let out = tmp(&format!("{name}.jas"));
-    harness::replay(&[trace], &out, &ReplayOptions::default()).unwrap();
+    harness::replay(&[trace], Some(&out), &ReplayOptions::default()).unwrap();
     out
 }
 
@@ -105,13 +105,13 @@ fn the_real_traces_show_the_growth_their_readme_states() {
     let (base, diff_log) = (tmp("cl100.jas"), tmp("cl104.jas"));
     harness::replay(
         &[dir.join("png-cl0.100-speed.txt")],
-        &base,
+        Some(&base),
         &ReplayOptions::default(),
     )
     .unwrap();
     harness::replay(
         &[dir.join("png-cl0.104-speed.txt")],
-        &diff_log,
+        Some(&diff_log),
         &ReplayOptions::default(),
     )
     .unwrap();

@@ -102,7 +102,7 @@ fn recorded_trace_replays_to_the_logged_counters() {
     let replayed_path = dir.join("replayed.jas");
     harness::replay(
         &[dir.join("trace.jat")],
-        &replayed_path,
+        Some(&replayed_path),
         &ReplayOptions::default(),
     )
     .unwrap();

@@ -250,6 +250,12 @@ impl Arena {
         crate::method::method_done(self.raw_mut(), method)
     }
 
+    /// The C handle of this arena, for C or C++ code that allocates from it through the header's
+    /// inline path while this `Arena` owns it (and outlives that use, on the same thread).
+    pub fn as_c_ptr(&self) -> *mut crate::sys::jitarena {
+        self.raw.as_ptr().cast()
+    }
+
     /// The last failure since creation or reset.
     pub fn failure(&self) -> Option<ErrorCode> {
         ErrorCode::from_raw(self.raw().failure())

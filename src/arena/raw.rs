@@ -23,6 +23,9 @@ pub(crate) const MAX_REQUEST: usize = isize::MAX as usize / 2;
 /// Alignment of every allocation (and of the built-in allocator's pages: 16).
 pub(crate) const ALIGN: usize = 8;
 const PAGE_ALIGN: usize = 16;
+/// Most bytes of free pages an arena keeps across resets (built-in pager; the .NET runtime's
+/// host caches up to 16 MiB of slabs).
+const SPARE_BYTES: usize = 16 << 20;
 
 /// Host page allocator callbacks, as in `jitarena_config`.
 pub(crate) type PageAllocFn = unsafe extern "C" fn(*mut c_void, usize) -> *mut c_void;
@@ -72,6 +75,9 @@ pub(crate) struct RawArena {
     limit_bytes: u64,
     pager: Pager,
     pages: Vec<Page>,
+    /// Free normal pages kept for reuse across resets (built-in pager only), as the .NET
+    /// runtime's host caches slabs: not counted as reserved, returned at drop.
+    spare: Vec<Page>,
     /// Start of the current page's bump area (where `head.cursor` started).
     window_start: usize,
     /// End of the current page. `head.limit` stays within `large_threshold` bytes of the
@@ -117,6 +123,7 @@ impl RawArena {
             limit_bytes: setup.limit_bytes,
             pager: setup.pager,
             pages: Vec::new(),
+            spare: Vec::new(),
             window_start: 0,
             page_end: 0,
             used_closed: 0,
@@ -241,14 +248,16 @@ impl RawArena {
                 ),
             ));
         }
-        let base = match self.pager {
-            Pager::Builtin => match Layout::from_size_align(size, PAGE_ALIGN) {
+        let cached = (size == self.page_size).then(|| self.spare.pop()).flatten();
+        let base = match (cached, self.pager) {
+            (Some(page), _) => page.base,
+            (None, Pager::Builtin) => match Layout::from_size_align(size, PAGE_ALIGN) {
                 // SAFETY: the layout has a non-zero size (size >= 8 by construction).
                 Ok(layout) => unsafe { std::alloc::alloc(layout) },
                 Err(_) => ptr::null_mut(),
             },
             // SAFETY: the host promised in its config that `alloc` may be called with `host`.
-            Pager::Host { alloc, host, .. } => unsafe { alloc(host, size) as *mut u8 },
+            (None, Pager::Host { alloc, host, .. }) => unsafe { alloc(host, size) as *mut u8 },
         };
         if base.is_null() {
             return Err(self.fail(
@@ -292,7 +301,12 @@ impl RawArena {
             .flatten();
         let kept = keep.map(|i| self.pages.swap_remove(i));
         for page in std::mem::take(&mut self.pages) {
-            self.release(page);
+            let cacheable = matches!(self.pager, Pager::Builtin) && page.size == self.page_size;
+            if cacheable && (self.spare.len() + 1) * self.page_size <= SPARE_BYTES {
+                self.spare.push(page);
+            } else {
+                self.release(page);
+            }
         }
         self.reserved = 0;
         match kept {
@@ -527,7 +541,8 @@ impl RawArena {
 
 impl Drop for RawArena {
     fn drop(&mut self) {
-        for page in std::mem::take(&mut self.pages) {
+        let pages = std::mem::take(&mut self.pages);
+        for page in pages.into_iter().chain(std::mem::take(&mut self.spare)) {
             self.release(page);
         }
     }

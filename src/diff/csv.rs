@@ -95,6 +95,7 @@ pub fn diff_csv(
                 }
                 t.base_bytes.push(x);
                 t.diff_bytes.push(y);
+                t.context.push(info.context);
                 t.group.push(g as u8);
                 t.matched.push(true);
                 infos.push(info);

@@ -200,6 +200,7 @@ pub fn diff_logs(
         let group = tier_group(r.info.tier.as_deref());
         index.insert(identity(&r.info), t.base_bytes.len() as u32);
         t.base_bytes.push(totals.bytes);
+        t.context.push(r.info.context);
         t.group.push(group);
         t.groups_base[0].add(&totals);
         t.groups_base[group as usize].add(&totals);

@@ -282,6 +282,9 @@ pub(crate) struct Tally {
     pub group: Vec<u8>,
     /// Per base method: whether a diff method matched it.
     pub matched: Vec<bool>,
+    /// Per base method: its context number (ties in the top lists go to the smaller one, so
+    /// that the lists do not depend on the order of shards).
+    pub context: Vec<i64>,
     /// Per group (0: Overall): totals of the matched base methods.
     pub groups_base: [Totals; 4],
     /// Per group: totals of the matched diff methods.
@@ -447,7 +450,11 @@ impl TopLists {
         // The n first by `order` (ties by index), found in linear time, then sorted.
         let pick = |keep: &dyn Fn(u32) -> bool, order: &dyn Fn(u32, u32) -> std::cmp::Ordering| {
             let mut list: Vec<u32> = matched.iter().copied().filter(|&i| keep(i)).collect();
-            let cmp = |a: &u32, b: &u32| order(*a, *b).then(a.cmp(b));
+            let cmp = |a: &u32, b: &u32| {
+                order(*a, *b)
+                    .then(t.context[*a as usize].cmp(&t.context[*b as usize]))
+                    .then(a.cmp(b))
+            };
             if n > 0 && list.len() > n {
                 list.select_nth_unstable_by(n - 1, cmp);
             }
