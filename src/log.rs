@@ -118,39 +118,65 @@ impl Dictionary {
     }
 }
 
-/// Appends the method-info part shared by log and trace records.
-pub(crate) fn put_info(
-    p: &mut Vec<u8>,
-    schema_id: u64,
-    tier_id: u64,
-    name: Option<&str>,
-    context: i64,
-) {
-    put_varint(p, schema_id);
-    put_signed(p, context);
-    put_varint(p, tier_id);
-    put_str(p, name.unwrap_or(""));
-}
-
-/// Writes a stats log to any output, one `write_all` per record (so that a record reaches the
-/// operating system whole, and a crash loses at most the one being written).
-pub struct LogWriter<W: Write> {
+/// Writes the records of a log or a trace: each is one frame, preceded by the frames of the
+/// schema and tier it refers to the first time, and reaches the output in one `write_all`.
+pub(crate) struct RecordWriter<W: Write> {
     out: W,
     dict: Dictionary,
     frame: Vec<u8>,
     payload: Vec<u8>,
 }
 
-impl<W: Write> LogWriter<W> {
-    /// Starts a log: writes the file header.
-    pub fn new(mut out: W) -> std::io::Result<LogWriter<W>> {
-        out.write_all(&format::header(Content::Log))?;
-        Ok(LogWriter {
+impl<W: Write> RecordWriter<W> {
+    /// Starts a file of `content`: writes its header.
+    pub(crate) fn new(mut out: W, content: Content) -> std::io::Result<RecordWriter<W>> {
+        out.write_all(&format::header(content))?;
+        Ok(RecordWriter {
             out,
             dict: Dictionary::default(),
             frame: Vec::with_capacity(512),
             payload: Vec::with_capacity(512),
         })
+    }
+
+    /// Appends a record of frame type `kind`: the method's info, then what `body` encodes.
+    pub(crate) fn write(
+        &mut self,
+        kind: u8,
+        schema: &Arc<Schema>,
+        method: (Option<&str>, i64, Option<&str>),
+        body: impl FnOnce(&mut Vec<u8>),
+    ) -> std::io::Result<()> {
+        let (name, context, tier) = method;
+        self.frame.clear();
+        let schema_id = self.dict.schema_id(schema, &mut self.frame);
+        let tier_id = self.dict.tier_id(tier, &mut self.frame);
+        let p = &mut self.payload;
+        p.clear();
+        put_varint(p, schema_id);
+        put_signed(p, context);
+        put_varint(p, tier_id);
+        put_str(p, name.unwrap_or(""));
+        body(p);
+        put_frame(&mut self.frame, kind, p);
+        self.out.write_all(&self.frame)
+    }
+
+    /// Flushes and returns the output.
+    pub(crate) fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Writes a stats log to any output, one `write_all` per record (so that a record reaches the
+/// operating system whole, and a crash loses at most the one being written).
+pub struct LogWriter<W: Write>(RecordWriter<W>);
+
+impl<W: Write> LogWriter<W> {
+    /// Starts a log: writes the file header.
+    pub fn new(out: W) -> std::io::Result<LogWriter<W>> {
+        RecordWriter::new(out, Content::Log).map(LogWriter)
     }
 
     /// Appends one method's record.
@@ -163,38 +189,33 @@ impl<W: Write> LogWriter<W> {
         tier: Option<&str>,
         c: &MethodCounts,
     ) -> std::io::Result<()> {
-        self.frame.clear();
-        let schema_id = self.dict.schema_id(schema, &mut self.frame);
-        let tier_id = self.dict.tier_id(tier, &mut self.frame);
-        let p = &mut self.payload;
-        p.clear();
-        put_info(p, schema_id, tier_id, name, context);
-        put_varint(p, u64::from(c.limit_hit));
-        for v in [
-            c.used_bytes,
-            c.reserved_bytes,
-            c.page_count,
-            c.largest_alloc,
-        ] {
-            put_varint(p, v);
-        }
-        put_varint(p, c.kinds.len() as u64);
-        let mut next = 0;
-        for &(slot, bytes, count) in &c.kinds {
-            put_varint(p, u64::from(slot - next));
-            put_varint(p, bytes);
-            put_varint(p, count);
-            next = slot + 1;
-        }
-        put_varint(p, c.phases.len() as u64);
-        let mut next = 0;
-        for &(slot, bytes) in &c.phases {
-            put_varint(p, u64::from(slot - next));
-            put_varint(p, bytes);
-            next = slot + 1;
-        }
-        put_frame(&mut self.frame, FRAME_METHOD, p);
-        self.out.write_all(&self.frame)
+        self.0
+            .write(FRAME_METHOD, schema, (name, context, tier), |p| {
+                put_varint(p, u64::from(c.limit_hit));
+                for v in [
+                    c.used_bytes,
+                    c.reserved_bytes,
+                    c.page_count,
+                    c.largest_alloc,
+                ] {
+                    put_varint(p, v);
+                }
+                put_varint(p, c.kinds.len() as u64);
+                let mut next = 0;
+                for &(slot, bytes, count) in &c.kinds {
+                    put_varint(p, u64::from(slot - next));
+                    put_varint(p, bytes);
+                    put_varint(p, count);
+                    next = slot + 1;
+                }
+                put_varint(p, c.phases.len() as u64);
+                let mut next = 0;
+                for &(slot, bytes) in &c.phases {
+                    put_varint(p, u64::from(slot - next));
+                    put_varint(p, bytes);
+                    next = slot + 1;
+                }
+            })
     }
 
     /// Appends a record read from another log.
@@ -210,9 +231,8 @@ impl<W: Write> LogWriter<W> {
     }
 
     /// Flushes and returns the output.
-    pub fn finish(mut self) -> std::io::Result<W> {
-        self.out.flush()?;
-        Ok(self.out)
+    pub fn finish(self) -> std::io::Result<W> {
+        self.0.finish()
     }
 }
 

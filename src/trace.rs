@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use crate::counters::Schema;
 use crate::error::{Error, ErrorCode};
-use crate::format::{self, put_frame, put_varint, Content, FrameReader, Malformed, Payload};
-use crate::log::{put_info, Dictionary, DictionaryReader, MethodInfo};
+use crate::format::{self, put_varint, Content, FrameReader, Malformed, Payload};
+use crate::log::{DictionaryReader, MethodInfo, RecordWriter};
 use crate::sys::{
     jitarena_event as Event, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_MAX_KINDS,
     JITARENA_MAX_PHASES, JITARENA_NO_PHASE,
@@ -50,23 +50,12 @@ pub fn phase_event(phase: u32) -> Event {
 }
 
 /// Writes a binary trace, one `write_all` per method.
-pub struct TraceWriter<W: Write> {
-    out: W,
-    dict: Dictionary,
-    frame: Vec<u8>,
-    payload: Vec<u8>,
-}
+pub struct TraceWriter<W: Write>(RecordWriter<W>);
 
 impl<W: Write> TraceWriter<W> {
     /// Starts a trace: writes the file header.
-    pub fn new(mut out: W) -> std::io::Result<TraceWriter<W>> {
-        out.write_all(&format::header(Content::Trace))?;
-        Ok(TraceWriter {
-            out,
-            dict: Dictionary::default(),
-            frame: Vec::new(),
-            payload: Vec::new(),
-        })
+    pub fn new(out: W) -> std::io::Result<TraceWriter<W>> {
+        RecordWriter::new(out, Content::Trace).map(TraceWriter)
     }
 
     /// Appends one method's events.
@@ -78,23 +67,18 @@ impl<W: Write> TraceWriter<W> {
         tier: Option<&str>,
         events: &[Event],
     ) -> std::io::Result<()> {
-        self.frame.clear();
-        let schema_id = self.dict.schema_id(schema, &mut self.frame);
-        let tier_id = self.dict.tier_id(tier, &mut self.frame);
-        let p = &mut self.payload;
-        p.clear();
-        put_info(p, schema_id, tier_id, name, context);
-        put_varint(p, events.len() as u64);
-        for e in events {
-            if e.op == JITARENA_EVENT_PHASE {
-                put_varint(p, (u64::from(e.arg) << 1) | 1);
-            } else {
-                put_varint(p, u64::from(e.arg) << 1);
-                put_varint(p, e.size);
-            }
-        }
-        put_frame(&mut self.frame, FRAME_EVENTS, p);
-        self.out.write_all(&self.frame)
+        self.0
+            .write(FRAME_EVENTS, schema, (name, context, tier), |p| {
+                put_varint(p, events.len() as u64);
+                for e in events {
+                    if e.op == JITARENA_EVENT_PHASE {
+                        put_varint(p, (u64::from(e.arg) << 1) | 1);
+                    } else {
+                        put_varint(p, u64::from(e.arg) << 1);
+                        put_varint(p, e.size);
+                    }
+                }
+            })
     }
 
     /// Appends a method read from another trace.
@@ -109,9 +93,8 @@ impl<W: Write> TraceWriter<W> {
     }
 
     /// Flushes and returns the output.
-    pub fn finish(mut self) -> std::io::Result<W> {
-        self.out.flush()?;
-        Ok(self.out)
+    pub fn finish(self) -> std::io::Result<W> {
+        self.0.finish()
     }
 }
 
