@@ -602,7 +602,7 @@ pub(crate) fn finish(
     distribution.diff = quantiles(pairs.iter().map(|p| p.1).collect());
     let kinds = kind_deltas(&t);
     let phases = phase_deltas(&t);
-    let scatter = scatter_sample(&pairs, &t, listed);
+    let scatter = scatter_sample(&t, listed);
     let [top_growth, top_shrinkage, top_relative_growth, top_relative_shrinkage] = lists;
     let mut diff = MemDiff {
         coverage,
@@ -676,25 +676,30 @@ fn phase_deltas(t: &Tally) -> Vec<Delta> {
 }
 
 /// Up to 4,000 (base, diff) pairs of matched methods: the listed ones and an even sample of
-/// the rest.
-fn scatter_sample(pairs: &[(u64, u64)], t: &Tally, listed: &[u32]) -> Vec<(u64, u64)> {
+/// the rest, each method once.
+fn scatter_sample(t: &Tally, listed: &[u32]) -> Vec<(u64, u64)> {
     const MAX: usize = 4000;
+    let matched: Vec<usize> = (0..t.base_bytes.len()).filter(|&i| t.matched[i]).collect();
     let room = MAX - listed.len().min(MAX / 2);
-    let step = pairs.len().div_ceil(room).max(1);
-    let mut chosen: Vec<(u64, u64)> = pairs.iter().copied().step_by(step).collect();
-    chosen.extend(
-        listed
-            .iter()
-            .map(|&i| (t.base_bytes[i as usize], t.diff_bytes[i as usize])),
-    );
+    let step = matched.len().div_ceil(room).max(1);
+    let mut chosen: Vec<usize> = matched.into_iter().step_by(step).collect();
+    chosen.extend(listed.iter().map(|&i| i as usize));
+    chosen.sort_unstable();
+    chosen.dedup();
     chosen.truncate(MAX);
     chosen
+        .into_iter()
+        .map(|i| (t.base_bytes[i], t.diff_bytes[i]))
+        .collect()
 }
 
 /// Applies the thresholds.
 pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict {
     let o = diff.overall();
-    let mut failures = Vec::new();
+    // `failures`: one self-contained line per threshold crossed (for machines); `summary`: the
+    // same, with the kinds that crossed one threshold on one line (for people).
+    let mut failures: Vec<String> = Vec::new();
+    let mut summary: Vec<String> = Vec::new();
     let total = pct_change(o.base.bytes, o.diff.bytes);
     let fmt_pct = |p: Option<f64>| p.map_or("new".to_string(), |p| format!("{p:+.2}%"));
     let th = crate::report::thousands;
@@ -706,11 +711,13 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
             th(o.diff.bytes),
             t.fail_above
         ));
+        summary.extend(failures.last().cloned());
     }
     let mut resolved = t.clone();
     let floor = t.kind_min_bytes.unwrap_or(o.base.bytes / 100);
     resolved.kind_min_bytes = Some(floor);
     let mut worst_kind: Option<(&Delta, Option<f64>)> = None;
+    let mut kinds_over = Vec::new();
     if let Some(limit) = t.kind_fail_above {
         for k in diff
             .kinds
@@ -724,15 +731,22 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
                 worst_kind = Some((k, p));
             }
             if p.is_none_or(|p| p > limit) {
-                failures.push(format!(
-                    "kind {} grew {} ({} → {}), above --kind-fail-above {limit}% for kinds of at least {} bytes",
+                kinds_over.push(format!(
+                    "kind {} grew {} ({} → {})",
                     k.name,
                     fmt_pct(p),
                     th(k.base),
-                    th(k.diff),
-                    th(floor)
+                    th(k.diff)
                 ));
             }
+        }
+        let rule = format!(
+            "above --kind-fail-above {limit}% for kinds of at least {} bytes",
+            th(floor)
+        );
+        failures.extend(kinds_over.iter().map(|k| format!("{k}, {rule}")));
+        if !kinds_over.is_empty() {
+            summary.push(format!("{}, {rule}", kinds_over.join(", ")));
         }
     }
     if let Some(limit) = t.method_fail_above {
@@ -749,11 +763,12 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
                 if over.len() == 1 { "" } else { "s" },
                 th(t.method_min_bytes)
             ));
+            summary.extend(failures.last().cloned());
         }
     }
     let regression = !failures.is_empty();
     let rule = if regression {
-        failures.join("; ")
+        summary.join("; ")
     } else {
         let mut parts = vec![format!(
             "total {} (limit +{}%)",

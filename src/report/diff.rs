@@ -200,15 +200,23 @@ fn delta_table_text(o: &mut String, title: &str, what: &str, order: &str, rows: 
         String::new()
     };
     let _ = writeln!(o, "{title} ({order}{folded})");
+    // The name column widens for long names; the numbers stay aligned with the totals above
+    // when names fit in 22 characters.
+    let w = changed
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(22);
     let _ = writeln!(
         o,
-        "  {what:<22} {:>16} {:>16} {:>15} {:>9}",
+        "  {what:<w$} {:>16} {:>16} {:>15} {:>9}",
         "Base", "Diff", "Delta", "PDIFF"
     );
     for r in changed {
         let _ = writeln!(
             o,
-            "  {:<22} {:>16} {:>16} {:>15} {:>9}",
+            "  {:<w$} {:>16} {:>16} {:>15} {:>9}",
             r.name,
             thousands(r.base),
             thousands(r.diff),

@@ -203,7 +203,7 @@ fn delta_bars(o: &mut String, rows: &[Delta]) {
 
 /// Base against diff bytes per method, log-log, with the diagonal.
 fn scatter(o: &mut String, points: &[(u64, u64)]) {
-    let (size, pad) = (480.0, 50.0);
+    let (size, pad) = (480.0, 90.0);
     let lo = points
         .iter()
         .flat_map(|p| [p.0, p.1])
@@ -248,7 +248,7 @@ fn scatter(o: &mut String, points: &[(u64, u64)]) {
 
 /// Methods per bucket of change.
 fn histogram(o: &mut String, counts: &[u64]) {
-    let (bar_w, gap, h, base_y) = (70.0, 8.0, 200.0, 230.0);
+    let (bar_w, gap, h, base_y) = (84.0, 10.0, 200.0, 230.0);
     let max = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
     let width = (bar_w + gap) * counts.len() as f64 + 20.0;
     let _ = writeln!(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"280\" role=\"img\" aria-label=\"methods per bucket of change\">");
