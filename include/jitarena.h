@@ -129,7 +129,7 @@ typedef struct jitarena jitarena;
  *  through the functions below; the layout is part of the ABI version. */
 typedef struct jitarena_head {
     /** Bytes requested, all kinds together (the per-phase counters are taken from it). Kept
-     *  apart from kind_bytes[0] so that compilers do not merge the two additions into vector
+     *  apart from the first kind counter so that compilers do not merge the two additions into vector
      *  instructions, which costs more than it saves. */
     uint64_t total_bytes;
     /** Next free byte of the current page; always a multiple of 8. */

@@ -8,7 +8,7 @@
 //! - The C ABI: `include/jitarena.h`, `include/jitarena.hpp`; link `libjitarena.a`.
 //! - [`method`]: the end of a method: the process-wide aggregate, the stats log, the trace.
 //! - [`log`] and [`trace`]: the stats log and the allocation trace, read and written
-//!   ([`format`] is their shared container; `docs/formats.md` describes the bytes).
+//!   ([`mod@format`] is their shared container; `docs/formats.md` describes the bytes).
 //!
 //! See the README for the C quick start.
 #![warn(missing_docs)]

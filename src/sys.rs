@@ -104,7 +104,7 @@ pub struct jitarena {
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct jitarena_head {
-    #[doc = " Bytes requested, all kinds together (the per-phase counters are taken from it). Kept\n  apart from kind_bytes[0] so that compilers do not merge the two additions into vector\n  instructions, which costs more than it saves."]
+    #[doc = " Bytes requested, all kinds together (the per-phase counters are taken from it). Kept\n  apart from the first kind counter so that compilers do not merge the two additions into vector\n  instructions, which costs more than it saves."]
     pub total_bytes: u64,
     #[doc = " Next free byte of the current page; always a multiple of 8."]
     pub cursor: usize,
