@@ -147,8 +147,20 @@ impl<'a> Payload<'a> {
     }
 
     /// Reads an unsigned LEB128 value.
-    #[inline]
+    #[inline(always)] // the decoders' innermost step: most values are one byte
     pub fn varint(&mut self) -> Result<u64, Malformed> {
+        match self.bytes.get(self.at) {
+            Some(&first) if first < 0x80 => {
+                self.at += 1;
+                Ok(u64::from(first))
+            }
+            _ => self.varint_long(),
+        }
+    }
+
+    /// A value of more than one byte (or none).
+    #[inline(never)]
+    fn varint_long(&mut self) -> Result<u64, Malformed> {
         const SHORT: Malformed = Malformed("a number runs past the record");
         let first = *self.bytes.get(self.at).ok_or(SHORT)?;
         self.at += 1;
