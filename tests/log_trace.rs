@@ -233,6 +233,49 @@ fn traces_round_trip_in_binary_and_in_text() {
     }
 }
 
+#[test]
+fn a_damaged_binary_trace_gives_an_error_or_a_warning_never_a_panic() {
+    let methods = sample_trace();
+    let bin = tmp("flip-src.jat");
+    let mut w = TraceWriter::new(std::fs::File::create(&bin).unwrap()).unwrap();
+    methods
+        .iter()
+        .take(3)
+        .for_each(|m| w.write_method(m).unwrap());
+    w.finish().unwrap();
+    let bytes = std::fs::read(&bin).unwrap();
+    let damaged_path = tmp("flipped.jat");
+    // Every 7th byte, flipped, and the file cut at every 13th byte.
+    for at in (0..bytes.len()).step_by(7) {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x40;
+        std::fs::write(&damaged_path, &damaged).unwrap();
+        let read = std::panic::catch_unwind(|| -> Result<usize, jitarena::Error> {
+            let mut r = trace::open(&damaged_path)?;
+            let mut n = 0;
+            while r.next_method()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        });
+        match read {
+            Err(_) => panic!("byte {at} flipped: the reader panicked"),
+            Ok(Ok(n)) => assert!(
+                at == 10 || at == 11 || n == 3,
+                "byte {at} flipped went unnoticed"
+            ),
+            Ok(Err(e)) => assert!(e.message.contains("flipped.jat"), "{e}"),
+        }
+    }
+    for end in (0..bytes.len()).step_by(13) {
+        std::fs::write(&damaged_path, &bytes[..end]).unwrap();
+        let read = std::panic::catch_unwind(|| {
+            trace::open(&damaged_path).and_then(|mut r| r.next_method())
+        });
+        assert!(read.is_ok(), "cut at {end}: the reader panicked");
+    }
+}
+
 /// Per-kind (bytes, count) of a trace, summed straight from its events.
 fn trace_sums(methods: &[TraceMethod]) -> BTreeMap<String, (u64, u64)> {
     let mut sums = BTreeMap::new();

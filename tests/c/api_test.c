@@ -33,6 +33,19 @@ static void host_free(void* host, void* page, size_t size) {
     free(page);
 }
 
+/* A host allocator that breaks the contract: pages not aligned to 8. */
+static void* misaligned_alloc(void* host, size_t size) {
+    char* p = (char*)malloc(size + 16);
+    (void)host;
+    return p == NULL ? NULL : p + 1;
+}
+
+static void misaligned_free(void* host, void* page, size_t size) {
+    (void)host;
+    (void)size;
+    free((char*)page - 1);
+}
+
 static jitarena* make_arena(void) {
     jitarena_config cfg;
     jitarena_config_init(&cfg);
@@ -218,6 +231,21 @@ static void test_host_pages_and_limit(void) {
     CHECK(h.live_pages == 0 && h.live_bytes == 0);
 }
 
+static void test_misaligned_host_pages(void) {
+    jitarena_config cfg;
+    jitarena* a;
+    jitarena_config_init(&cfg);
+    cfg.page_alloc = misaligned_alloc;
+    cfg.page_free = misaligned_free;
+    a = jitarena_create(&cfg);
+    CHECK(a != NULL);
+    CHECK(jitarena_alloc(a, 8, 0) == NULL);
+    CHECK(jitarena_failure(a) == JITARENA_E_CONFIG);
+    CHECK(strstr(jitarena_last_error_message(), "not aligned") != NULL);
+    CHECK(jitarena_reserved_bytes(a) == 0 && jitarena_page_count(a) == 0);
+    jitarena_destroy(a);
+}
+
 static void test_null_arena(void) {
     CHECK(jitarena_alloc(NULL, 8, 0) == NULL);
     CHECK(strstr(jitarena_last_error_message(), "NULL") != NULL);
@@ -240,6 +268,7 @@ int main(void) {
     test_inline_path_and_readers();
     test_phases();
     test_host_pages_and_limit();
+    test_misaligned_host_pages();
     test_null_arena();
     printf("api_test: %d passed, 0 failed\n", checks_passed);
     return 0;
