@@ -1,4 +1,4 @@
-//! Diffing stats logs, streaming: memory grows with the number of methods (about 30 bytes
+//! Diffing stats logs, streaming: memory grows with the number of methods (about 130 bytes
 //! each), not with the size of the files.
 //!
 //! 1. Base, decoded whole: each method's identity, bytes and tier group; totals and per-kind
