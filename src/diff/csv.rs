@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use super::{finish, tier_group, DiffOptions, MemDiff, Tally, TopLists, Totals};
+use super::tally::{finish, method_delta, Tally, TopLists};
+use super::{tier_group, DiffOptions, MemDiff, Totals};
 use crate::error::{Error, ErrorCode};
 use crate::log::MethodInfo;
 
@@ -112,7 +113,7 @@ pub fn diff_csv(
         }
     }
     let top = TopLists::of(&t, options);
-    let lists = top.describe(|i| super::method_delta(&t, i, &infos[i as usize], &[], &[]));
+    let lists = top.describe(|i| method_delta(&t, i, &infos[i as usize], &[], &[]));
     let mut out = finish(t, options, lists, &top.all, Vec::new());
     out.has_kinds = false;
     Ok(out)

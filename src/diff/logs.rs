@@ -12,7 +12,8 @@ use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{finish, method_delta, tier_group, DiffOptions, FastMap, MemDiff, Tally, TopLists};
+use super::tally::{finish, method_delta, strip_ignored, FastMap, Tally, TopLists};
+use super::{tier_group, DiffOptions, MemDiff};
 use crate::counters::Schema;
 use crate::error::Error;
 use crate::log::{LogReader, MethodCounts, MethodInfo, MethodRecord};
@@ -270,7 +271,7 @@ pub fn diff_logs(
                 if let Some(&k) = wanted_diff.get(&n) {
                     reader.decode_current(r)?;
                     union.remap(&r.schema, &r.counts, &mut counts);
-                    super::strip_ignored(ignored, &mut counts);
+                    strip_ignored(ignored, &mut counts);
                     diff_detail[k] = counts.kinds.iter().map(|k| (k.0, k.1)).collect();
                 }
                 n += 1;
@@ -284,7 +285,7 @@ pub fn diff_logs(
             if i < matched.len() && (!matched[i] || listed.is_some()) {
                 reader.decode_current(r)?;
                 union.remap(&r.schema, &r.counts, &mut counts);
-                let totals = super::strip_ignored(ignored, &mut counts);
+                let totals = strip_ignored(ignored, &mut counts);
                 if !matched[i] {
                     coverage.only_base += 1;
                     coverage.only_base_bytes += totals.bytes;

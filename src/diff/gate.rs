@@ -1,0 +1,115 @@
+//! The gate: whether growth went beyond the thresholds, and the rule that decided.
+
+use super::{pct_change, Delta, MemDiff, Thresholds, Verdict};
+
+/// Applies the thresholds.
+pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict {
+    let o = diff.overall();
+    // `failures`: one self-contained line per threshold crossed (for machines); `summary`: the
+    // same, with the kinds that crossed one threshold on one line (for people).
+    let mut failures: Vec<String> = Vec::new();
+    let mut summary: Vec<String> = Vec::new();
+    let total = pct_change(o.base.bytes, o.diff.bytes);
+    let fmt_pct = |p: Option<f64>| p.map_or("new".to_string(), |p| format!("{p:+.2}%"));
+    let th = crate::report::thousands;
+    if o.diff.bytes > o.base.bytes && total.is_none_or(|p| p > t.fail_above) {
+        failures.push(format!(
+            "total bytes grew {} ({} → {}), above --fail-above {}%",
+            fmt_pct(total),
+            th(o.base.bytes),
+            th(o.diff.bytes),
+            t.fail_above
+        ));
+        summary.extend(failures.last().cloned());
+    }
+    let mut resolved = t.clone();
+    let floor = t.kind_min_bytes.unwrap_or(o.base.bytes / 100);
+    resolved.kind_min_bytes = Some(floor);
+    let mut worst_kind: Option<(&Delta, Option<f64>)> = None;
+    let mut kinds_over = Vec::new();
+    if let Some(limit) = t.kind_fail_above {
+        for k in diff
+            .kinds
+            .iter()
+            .filter(|k| k.base.max(k.diff) >= floor && k.diff > k.base)
+        {
+            let p = pct_change(k.base, k.diff);
+            if worst_kind
+                .is_none_or(|(_, w)| p.unwrap_or(f64::INFINITY) > w.unwrap_or(f64::INFINITY))
+            {
+                worst_kind = Some((k, p));
+            }
+            if p.is_none_or(|p| p > limit) {
+                kinds_over.push(format!(
+                    "kind {} grew {} ({} → {})",
+                    k.name,
+                    fmt_pct(p),
+                    th(k.base),
+                    th(k.diff)
+                ));
+            }
+        }
+        let rule = format!(
+            "above --kind-fail-above {limit}% for kinds of at least {} bytes",
+            th(floor)
+        );
+        failures.extend(kinds_over.iter().map(|k| format!("{k}, {rule}")));
+        if !kinds_over.is_empty() {
+            summary.push(format!("{}, {rule}", kinds_over.join(", ")));
+        }
+    }
+    if let Some(limit) = t.method_fail_above {
+        let over: Vec<&(u64, u64)> = methods
+            .iter()
+            .filter(|(b, d)| {
+                *b >= t.method_min_bytes && pct_change(*b, *d).is_some_and(|p| p > limit)
+            })
+            .collect();
+        if !over.is_empty() {
+            failures.push(format!(
+                "{} method{} of at least {} bytes grew more than --method-fail-above {limit}%",
+                th(over.len() as u64),
+                if over.len() == 1 { "" } else { "s" },
+                th(t.method_min_bytes)
+            ));
+            summary.extend(failures.last().cloned());
+        }
+    }
+    let regression = !failures.is_empty();
+    let rule = if regression {
+        summary.join("; ")
+    } else {
+        let mut parts = vec![format!(
+            "total {} (limit +{}%)",
+            fmt_pct(total).replace("new", "+0.00%"),
+            t.fail_above
+        )];
+        if let Some(limit) = t.kind_fail_above {
+            parts.push(match worst_kind {
+                Some((k, p)) => format!(
+                    "largest kind growth {} {} (limit +{limit}% for kinds of at least {} bytes)",
+                    k.name,
+                    fmt_pct(p),
+                    th(floor)
+                ),
+                None => format!(
+                    "no kind of at least {} bytes grew (limit +{limit}%)",
+                    th(floor)
+                ),
+            });
+        }
+        if let Some(limit) = t.method_fail_above {
+            parts.push(format!(
+                "no method of at least {} bytes grew more than {limit}%",
+                th(t.method_min_bytes)
+            ));
+        }
+        format!("no regression: {}", parts.join("; "))
+    };
+    Verdict {
+        regression,
+        rule,
+        failures,
+        thresholds: resolved,
+    }
+}
