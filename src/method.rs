@@ -233,8 +233,9 @@ fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> 
             let opened = open_into(&mut out, &path, "stats log", LogWriter::new);
             LOG_MAY_WRITE.store(out.open.is_some(), Ordering::Release);
             opened?;
+        } else {
+            LOG_MAY_WRITE.store(false, Ordering::Release);
         }
-        LOG_MAY_WRITE.store(out.open.is_some(), Ordering::Release);
     }
     let Some(sink) = out.open.as_mut() else {
         return Ok(());

@@ -402,6 +402,34 @@ impl RawArena {
         self.read_kind(kind, &self.head.kind_count)
     }
 
+    /// Adds this arena's per-kind counters into dense per-kind sums (`kind_count + 1` slots,
+    /// the last for invalid kinds); dense, so that the additions vectorize.
+    pub(crate) fn add_kinds_to(&self, bytes: &mut [u64], counts: &mut [u64]) {
+        let kinds = self.schema.kinds.len();
+        for (sum, &b) in bytes[..kinds]
+            .iter_mut()
+            .zip(&self.head.kind_bytes[..kinds])
+        {
+            *sum += b;
+        }
+        for (sum, &c) in counts[..kinds]
+            .iter_mut()
+            .zip(&self.head.kind_count[..kinds])
+        {
+            *sum += c;
+        }
+        let (invalid_bytes, invalid_count) = self.invalid_bucket();
+        bytes[kinds] += invalid_bytes;
+        counts[kinds] += invalid_count;
+    }
+
+    /// The invalid bucket's (bytes, count), looking at the unnamed slots only if they were used.
+    fn invalid_bucket(&self) -> (u64, u64) {
+        let slots = self.invalid_slots();
+        let bytes = self.head.kind_bytes[slots.clone()].iter().sum();
+        (bytes, self.head.kind_count[slots].iter().sum())
+    }
+
     fn read_kind(&self, kind: u32, slots: &[u64]) -> u64 {
         if (kind as usize) < self.schema.kinds.len() {
             slots[kind as usize]
@@ -498,10 +526,9 @@ impl RawArena {
                 out.kinds.push((slot as u32, b, c));
             }
         }
-        let invalid = self.kind_count(u32::MAX);
-        if invalid != 0 {
-            out.kinds
-                .push((kinds as u32, self.kind_bytes(u32::MAX), invalid));
+        let (invalid_bytes, invalid_count) = self.invalid_bucket();
+        if invalid_count != 0 {
+            out.kinds.push((kinds as u32, invalid_bytes, invalid_count));
         }
         out.phases.clear();
         let open = self.head.total_bytes - self.phase_start_total;
@@ -516,26 +543,6 @@ impl RawArena {
         out.page_count = self.page_count();
         out.largest_alloc = self.largest;
         out.limit_hit = self.limit_hit;
-    }
-
-    /// Adds this arena's per-kind counters into dense per-kind sums (`kind_count + 1` slots,
-    /// the last for invalid kinds).
-    pub(crate) fn add_kinds_to(&self, bytes: &mut [u64], counts: &mut [u64]) {
-        let kinds = self.schema.kinds.len();
-        for (sum, &b) in bytes[..kinds]
-            .iter_mut()
-            .zip(&self.head.kind_bytes[..kinds])
-        {
-            *sum += b;
-        }
-        for (sum, &c) in counts[..kinds]
-            .iter_mut()
-            .zip(&self.head.kind_count[..kinds])
-        {
-            *sum += c;
-        }
-        bytes[kinds] += self.kind_bytes(u32::MAX);
-        counts[kinds] += self.kind_count(u32::MAX);
     }
 }
 
