@@ -11,7 +11,7 @@
 static const char* const KINDS[] = {
     "<script>alert(1)</script>", "a|b||c", "[link](http://evil.example/)", "`tick`",
     "![img](http://evil.example/i.png)", "&amp;&#60;&lt;", "*star*_under_", "Normal"};
-static const char* const PHASES[] = {"<img src=x onerror=alert(1)>", "|phase|", "~~strike~~"};
+static const char* const PHASES[] = {"<img/src=x/onerror=alert(1)>", "|phase|", "~~strike~~"};
 static const char* const METHODS[] = {
     "Evil\n# Heading\n<img src=x onerror=alert(1)>",
     "![img](http://evil.example/i.png)",
@@ -21,7 +21,7 @@ static const char* const METHODS[] = {
     "**bold** _em_ ~~s~~ $x^2$ `code`",
     "<https://evil.example/autolink> www.evil.example user@evil.example",
     "Ns.Class`1[System.__Canon]:Method(int):this\r\n| --- |",
-    "\x1b[31mred\x1b[0m \xe2\x80\xaeevil",
+    "\x1b[31mred\x1b[0m \xe2\x80\xae" "evil",
     "</details><details open><summary>forged</summary>"};
 
 int main(int argc, char** argv) {
