@@ -1,5 +1,5 @@
-//! The `jitarena` command line. Exit codes: 0 success; 1 a regression beyond the thresholds
-//! (`memdiff`); 2 bad usage or unreadable input, with a message naming the file and the problem.
+//! The `jitarena` command line. Exit codes: 0 success; 1 a regression beyond the thresholds or
+//! incomplete coverage (`memdiff`); 2 bad usage or unreadable input, with a message naming the file and the problem.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
