@@ -206,18 +206,13 @@ fn rendered_cells(md: &str) -> Vec<String> {
                 | Tag::Strikethrough
                 | Tag::CodeBlock(_)
                 | Tag::BlockQuote(_)
-                | Tag::FootnoteDefinition(_)
-                | Tag::HtmlBlock,
+                | Tag::FootnoteDefinition(_),
             )
             | Event::Code(_)
             | Event::InlineMath(_)
             | Event::DisplayMath(_)
             | Event::FootnoteReference(_)
-            | Event::TaskListMarker(_) => {
-                if !matches!(event, Event::Start(Tag::HtmlBlock)) {
-                    panic!("a name introduced {event:?}");
-                }
-            }
+            | Event::TaskListMarker(_) => panic!("a name introduced {event:?}"),
             _ => {}
         }
     }
