@@ -20,6 +20,7 @@ pub mod counters;
 pub mod diff;
 pub mod error;
 pub mod format;
+mod fork;
 pub mod gen;
 pub mod harness;
 pub mod log;
