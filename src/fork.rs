@@ -5,6 +5,8 @@
 //! that ends a method gets `JITARENA_E_STATE` for the inherited log and trace instead of
 //! writing to them (it may open its own); see `jitarena_method_done` in the header.
 
+#![cfg_attr(any(not(unix), miri), allow(dead_code))]
+
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -41,7 +43,7 @@ pub(crate) fn install_handlers() {
     register();
 }
 
-#[cfg(unix)]
+#[cfg(all(unix, not(miri)))]
 fn register() {
     type Handler = Option<unsafe extern "C" fn()>;
     extern "C" {
@@ -58,7 +60,8 @@ fn register() {
     }
 }
 
-#[cfg(not(unix))]
+/// No handlers: no `fork` on this platform, or under miri (which has no `pthread_atfork`).
+#[cfg(any(not(unix), miri))]
 fn register() {}
 
 /// Before `fork`: takes every lock, in the one order used everywhere.
