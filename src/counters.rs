@@ -3,7 +3,6 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-
 use crate::error::{Error, ErrorCode};
 use crate::sys::{JITARENA_MAX_KINDS, JITARENA_MAX_PHASES};
 

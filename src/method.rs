@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::arena::raw::RawArena;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
-use crate::format::io_error;
 use crate::fork;
+use crate::format::io_error;
 use crate::log::{LogWriter, MethodCounts};
 use crate::trace::TraceWriter;
 

@@ -5,10 +5,10 @@
 
 mod native;
 
+use std::cell::RefCell;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -98,8 +98,7 @@ fn a_write_that_fails_takes_back_the_schema_and_tier_it_introduced() {
     let err = w.write(&b, Some("m1"), 1, Some("T1"), &counts(16));
     assert_eq!(err.unwrap_err().raw_os_error(), Some(28));
     disk.budget(None);
-    w.remove_torn(|_, _| panic!("nothing to remove"))
-        .unwrap();
+    w.remove_torn(|_, _| panic!("nothing to remove")).unwrap();
     w.write(&b, Some("m2"), 2, Some("T1"), &counts(24)).unwrap();
     w.write(&a, Some("m3"), 3, Some("T1"), &counts(32)).unwrap();
     let (records, warnings) = read_back("dict.jas", &disk.bytes());
@@ -200,7 +199,11 @@ fn check_record(r: &MethodRecord) {
     let (t, j) = (r.info.context / 1_000_000, r.info.context % 1_000_000);
     let name = r.info.name.as_deref().unwrap_or("");
     let head = format!("T{t}:M{j}:");
-    assert!(name.starts_with(&head), "{name:?} for context {}", r.info.context);
+    assert!(
+        name.starts_with(&head),
+        "{name:?} for context {}",
+        r.info.context
+    );
     assert_eq!(name.len(), head.len() + ((j * 37) % 3000) as usize);
     let n = (j % 50 + 1) as u64;
     let bytes = n * 8 * (t as u64 + 1);
@@ -246,7 +249,9 @@ fn a_short_write_under_rlimit_fsize_is_removed_and_later_records_follow_whole() 
     assert!(want.len() >= 8, "{out}");
     assert_eq!(contexts(&records), want);
     records.iter().for_each(check_record);
-    assert!(records.iter().any(|r| r.info.tier.as_deref() == Some("Big")));
+    assert!(records
+        .iter()
+        .any(|r| r.info.tier.as_deref() == Some("Big")));
 }
 
 #[test]
