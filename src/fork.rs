@@ -35,7 +35,8 @@ pub(crate) fn count() -> u64 {
 }
 
 /// Registers the fork handlers, once per process (cheap after the first call). Called
-/// before the process-wide state is first used.
+/// before the process-wide state is first used, and never with one of its locks held: `fork`
+/// runs the handlers under the C library's own lock, which registering takes too.
 pub(crate) fn install_handlers() {
     if INSTALLED.load(Ordering::Relaxed) || INSTALLED.swap(true, Ordering::AcqRel) {
         return;
@@ -66,7 +67,7 @@ fn register() {}
 
 /// Before `fork`: takes every lock, in the one order used everywhere.
 #[cfg(unix)]
-unsafe extern "C" fn prepare() {
+extern "C" fn prepare() {
     let held = Held {
         _schemas: crate::counters::lock_schema_cache(),
         _state: crate::method::lock_all(),
@@ -76,7 +77,7 @@ unsafe extern "C" fn prepare() {
 
 /// After `fork`, in the parent: releases the locks.
 #[cfg(unix)]
-unsafe extern "C" fn parent() {
+extern "C" fn parent() {
     release();
 }
 
@@ -84,7 +85,7 @@ unsafe extern "C" fn parent() {
 /// parent's), releases the locks. Only atomic operations and unlocks (an atomic swap and, if
 /// another thread was waiting, a futex wake that finds no one): nothing that allocates.
 #[cfg(unix)]
-unsafe extern "C" fn child() {
+extern "C" fn child() {
     FORKS.fetch_add(1, Ordering::AcqRel);
     crate::method::forget_recording_in_child();
     release();

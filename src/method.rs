@@ -140,7 +140,6 @@ fn open_into<W>(
     what: &str,
     make: impl FnOnce(File) -> std::io::Result<W>,
 ) -> Result<(), Error> {
-    fork::install_handlers();
     out.env_consulted = true;
     out.env_failed = None;
     if out.open.as_ref().is_some_and(Sink::inherited) {
@@ -224,6 +223,7 @@ fn append<W>(
 
 /// Opens the stats log at `path` (`%p`: the process id), truncating it.
 pub fn log_open(path: &str) -> Result<(), Error> {
+    fork::install_handlers();
     let mut out = lock(&LOG);
     let result = open_into(&mut out, path, "stats log", LogWriter::new);
     LOG_MAY_WRITE.store(out.open.is_some(), Ordering::Release);
@@ -246,6 +246,7 @@ pub(crate) fn wants_method_info(arena: &RawArena) -> bool {
 
 /// Starts recording the allocations of arenas created from now on into a binary trace.
 pub fn trace_open(path: &str) -> Result<(), Error> {
+    fork::install_handlers();
     TRACE_ENV_DONE.store(true, Ordering::Release);
     open_into(&mut lock(&TRACE), path, "trace", TraceWriter::new)?;
     RECORDING.store(true, Ordering::Release);
@@ -262,6 +263,7 @@ pub fn trace_close() -> Result<(), Error> {
 /// Whether arenas created now record a trace (consults `JITARENA_TRACE` the first time).
 pub(crate) fn trace_recording() -> bool {
     if !TRACE_ENV_DONE.load(Ordering::Acquire) {
+        fork::install_handlers();
         let mut out = lock(&TRACE);
         if !out.env_consulted {
             out.env_consulted = true;

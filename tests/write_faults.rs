@@ -143,6 +143,43 @@ fn a_record_cut_short_refuses_later_records_until_it_is_removed() {
     assert_eq!(records[1].info.tier.as_deref(), Some("T1"));
 }
 
+#[test]
+fn a_trace_writer_survives_a_torn_method_too() {
+    let a = schema(&["X"]);
+    let disk = Faulty::default();
+    let mut w = jitarena::trace::TraceWriter::new(disk.clone()).unwrap();
+    let events = [jitarena::trace::alloc_event(0, 24)];
+    w.write(&a, Some("m0"), 0, None, &events).unwrap();
+    let whole = disk.bytes().len();
+    disk.budget(Some(3));
+    assert!(w.write(&a, Some("m1"), 1, Some("T"), &events).is_err());
+    disk.budget(None);
+    assert!(w.write(&a, Some("m2"), 2, Some("T"), &events).is_err());
+    let clone = disk.clone();
+    w.remove_torn(|_, len| {
+        clone.0.borrow_mut().bytes.truncate(len as usize);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(disk.bytes().len(), whole);
+    w.write(&a, Some("m3"), 3, Some("T"), &events).unwrap();
+    let path = tmp("torn.jat");
+    std::fs::write(&path, disk.bytes()).unwrap();
+    let mut reader = jitarena::trace::open(&path).unwrap();
+    let mut seen = Vec::new();
+    while let Some(m) = reader.next_method().unwrap() {
+        seen.push((m.info.context, m.info.tier, m.events));
+    }
+    assert!(reader.warnings().is_empty());
+    assert_eq!(
+        seen,
+        [
+            (0, None, events.to_vec()),
+            (3, Some("T".to_string()), events.to_vec())
+        ]
+    );
+}
+
 /// The fault program, built once for all tests of this file.
 fn program() -> PathBuf {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
