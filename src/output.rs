@@ -109,7 +109,7 @@ impl OutputFile {
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
                     attempt += 1;
                 }
-                Err(e) => return Err(io_error(&temp, "create", &e)),
+                Err(e) => return Err(io_error(target, "create", &e)),
             }
         }
     }

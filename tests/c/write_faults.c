@@ -236,6 +236,7 @@ static int threads(const char* log, const char* n) {
     pthread_t th[4];
     int t;
     limit_ready = atoll(n);
+    alarm(60); /* the test kills it long before, unless it hangs before "ready" */
     CHECK(jitarena_log_open(log) == 0);
     for (t = 0; t < 4; t++) CHECK(pthread_create(&th[t], NULL, until_killed, (void*)(intptr_t)t) == 0);
     for (;;) pause();
