@@ -308,10 +308,11 @@ uint32_t jitarena_phase_count_configured(const jitarena* arena);
  * with JITARENA_E_IO, so that no record ever lands after a torn one. A log that could not be
  * opened from JITARENA_LOG fails every call with JITARENA_E_IO and the reason.
  *
- * fork(): a child process does not write to its parent's log or trace. In the child, records
- * for the inherited log are refused with JITARENA_E_STATE (the aggregate still counts them)
- * until the child opens its own log with jitarena_log_open(); the child never hangs on a lock
- * that a parent thread held at the fork.
+ * fork(): a child process does not write to its parent's log or trace, and never hangs on a
+ * lock that a parent thread held at the fork. When the log's name has "%p", the child logs
+ * to a file of its own (the name with its process id), opened at its first record. Otherwise
+ * its records are refused with JITARENA_E_STATE (the aggregate still counts them) until it
+ * opens its own log with jitarena_log_open(); so are its methods for the parent's trace.
  *
  * When no log was opened or closed with jitarena_log_open()/jitarena_log_close() before the
  * first call, the environment variable JITARENA_LOG names one ("%p" in it becomes the process
@@ -324,7 +325,7 @@ int jitarena_method_done(jitarena* arena, const jitarena_method* method);
  *  JITARENA_E_STATE if a log is already open, JITARENA_E_IO if the file cannot be created.
  *  Records are written unbuffered, one write per record; after a failed write the file is cut
  *  back to its last whole record (see jitarena_method_done()). In a forked child, the log
- *  inherited from the parent is let go of (not written or closed) and the new one opened. */
+ *  inherited from the parent is let go of (neither written nor closed) and the new one opened. */
 int jitarena_log_open(const char* path);
 
 /** Flushes and closes the stats log. Returns 0, JITARENA_E_STATE if none is open, or

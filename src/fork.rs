@@ -2,8 +2,9 @@
 //! process-wide state (schema cache, aggregate, stats log, trace) across the fork, so that
 //! the child never inherits a lock held by a thread that does not exist in it, and they count
 //! forks, so that a child knows that the open log and trace belong to its parent. A child
-//! that ends a method gets `JITARENA_E_STATE` for the inherited log and trace instead of
-//! writing to them (it may open its own); see `jitarena_method_done` in the header.
+//! never writes to them: a log named with `%p` continues in a file of the child's own, and
+//! otherwise the child's records get `JITARENA_E_STATE` until it opens a log; see
+//! `jitarena_method_done` in the header.
 
 #![cfg_attr(any(not(unix), miri), allow(dead_code))]
 

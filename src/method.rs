@@ -31,6 +31,8 @@ pub struct MethodRef<'a> {
 /// A file being written, with its (expanded) path for messages.
 struct Sink<W> {
     path: PathBuf,
+    /// The path as given, `%p` unexpanded.
+    pattern: String,
     writer: W,
     /// [`fork::count`] when it was opened: a sink opened before a fork belongs to the parent.
     forks: u64,
@@ -47,9 +49,10 @@ impl<W> Sink<W> {
 struct Output<W> {
     open: Option<Sink<W>>,
     env_consulted: bool,
-    /// Why the file that the environment variable names could not be opened: every record
-    /// is refused with it, so that a log that cannot be written keeps saying so.
-    env_failed: Option<Error>,
+    /// Why the file that records should go to could not be opened (the one the environment
+    /// variable names, or a per-process log reopened in a forked child): every record is
+    /// refused with it, so that a log that cannot be written keeps saying so.
+    open_failed: Option<Error>,
 }
 
 impl<W> Output<W> {
@@ -57,7 +60,7 @@ impl<W> Output<W> {
         Output {
             open: None,
             env_consulted: false,
-            env_failed: None,
+            open_failed: None,
         }
     }
 }
@@ -136,12 +139,12 @@ fn truncate_file(file: &mut File, len: u64) -> std::io::Result<()> {
 
 fn open_into<W>(
     out: &mut Output<W>,
-    path: &str,
+    pattern: &str,
     what: &str,
     make: impl FnOnce(File) -> std::io::Result<W>,
 ) -> Result<(), Error> {
     out.env_consulted = true;
-    out.env_failed = None;
+    out.open_failed = None;
     if out.open.as_ref().is_some_and(Sink::inherited) {
         out.open = None; // the parent's file: this process only lets go of its descriptor
     }
@@ -154,11 +157,12 @@ fn open_into<W>(
             ),
         ));
     }
-    let path = expand_path(path);
+    let path = expand_path(pattern);
     let file = create(&path)?;
     let writer = make(file).map_err(|e| io_error(&path, "write", &e))?;
     out.open = Some(Sink {
         path,
+        pattern: pattern.to_string(),
         writer,
         forks: fork::count(),
     });
@@ -171,7 +175,7 @@ fn close_from<W>(
     finish: impl FnOnce(W) -> std::io::Result<()>,
 ) -> Result<(), Error> {
     out.env_consulted = true;
-    out.env_failed = None;
+    out.open_failed = None;
     let sink = out
         .open
         .take()
@@ -339,15 +343,24 @@ fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> 
         match std::env::var_os("JITARENA_LOG").and_then(|p| p.into_string().ok()) {
             Some(path) => {
                 if let Err(e) = open_into(&mut out, &path, "stats log", LogWriter::new) {
-                    out.env_failed = Some(e);
+                    out.open_failed = Some(e);
                 }
             }
             None => LOG_MAY_WRITE.store(false, Ordering::Release),
         }
     }
-    if let Some(e) = &out.env_failed {
+    if let Some(sink) = out.open.as_ref().filter(|s| s.inherited()) {
+        // A log named per process (`%p`) gets a file of this forked child's own.
+        if sink.pattern.contains("%p") {
+            let pattern = sink.pattern.clone();
+            if let Err(e) = open_into(&mut out, &pattern, "stats log", LogWriter::new) {
+                out.open_failed = Some(e);
+            }
+        }
+    }
+    if let Some(e) = &out.open_failed {
         let mut e = e.clone();
-        e.message.push_str(" (JITARENA_LOG: no record is logged)");
+        e.message.push_str(" (no record is logged)");
         return Err(e);
     }
     let Some(sink) = out.open.as_mut() else {

@@ -189,7 +189,12 @@ fn program() -> PathBuf {
 }
 
 /// Runs the fault program to its end within `limit`; returns its standard output.
-fn run_within(mut cmd: Command, limit: Duration) -> String {
+fn run_within(cmd: Command, limit: Duration) -> String {
+    run_pid_within(cmd, limit).1
+}
+
+/// As [`run_within`], also returning the process id.
+fn run_pid_within(mut cmd: Command, limit: Duration) -> (u32, String) {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -209,7 +214,7 @@ fn run_within(mut cmd: Command, limit: Duration) -> String {
     };
     let out = output(&mut child);
     assert!(status.success(), "write_faults failed ({status}):\n{out}");
-    out
+    (child.id(), out)
 }
 
 fn output(child: &mut Child) -> String {
@@ -291,33 +296,56 @@ fn a_short_write_under_rlimit_fsize_is_removed_and_later_records_follow_whole() 
         .any(|r| r.info.tier.as_deref() == Some("Big")));
 }
 
-#[test]
-fn a_forked_child_neither_hangs_nor_writes_to_the_parents_log() {
-    let path = tmp("fork.jas");
-    let dir = tmp("fork-children");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// Runs the fork case with the parent's log at `log` (a pattern) and the children's in `dir`;
+/// checks the parent's log (`parent_log`, given the parent's pid) and every child's.
+fn fork_case(log: &Path, dir: &Path, parent_log: impl Fn(u32) -> PathBuf) {
     let mut cmd = Command::new(program());
-    cmd.args(["fork", path.to_str().unwrap(), dir.to_str().unwrap()]);
-    let out = run_within(cmd, Duration::from_secs(120));
+    cmd.args(["fork", log.to_str().unwrap(), dir.to_str().unwrap()]);
+    let (pid, out) = run_pid_within(cmd, Duration::from_secs(120));
     let written: usize = out
         .lines()
         .find_map(|l| l.strip_prefix("parent "))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{out}"));
-    let (records, warnings) = read_log(&path);
+    let parent = parent_log(pid);
+    let (records, warnings) = read_log(&parent);
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(records.len(), written);
     records.iter().for_each(check_record);
     assert!(records.iter().all(|r| r.info.context < 3_000_000));
-    let children: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    let children: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| *p != parent)
+        .collect();
     assert_eq!(children.len(), 40, "each child writes its own log");
     for child in children {
-        let (records, warnings) = read_log(&child.unwrap().path());
+        let (records, warnings) = read_log(&child);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(records.len(), 1);
         assert_eq!(records[0].info.tier.as_deref(), Some("ChildTier"));
     }
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = tmp(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_forked_child_neither_hangs_nor_writes_to_the_parents_log() {
+    let path = tmp("fork.jas");
+    let dir = fresh_dir("fork-children");
+    fork_case(&path, &dir, |_| path.clone());
+}
+
+#[test]
+fn a_forked_child_of_a_per_process_log_writes_a_log_of_its_own() {
+    let dir = fresh_dir("fork-per-process");
+    let pattern = dir.join("log-%p.jas");
+    fork_case(&pattern, &dir, |pid| dir.join(format!("log-{pid}.jas")));
 }
 
 #[test]
