@@ -74,70 +74,79 @@ pub struct MethodRecord {
 
 /// The schema and tier tables of one file being written: each is written once, before the
 /// first record that refers to it. An entry counts as written only once the frame that carries
-/// it has reached the output: a failed write takes back the entries it added.
+/// it has reached the output: lookups only say what a record would add, and
+/// [`Dictionary::commit`] adds it after the write.
 #[derive(Default)]
 pub(crate) struct Dictionary {
     schemas: Vec<Arc<Schema>>,
     tiers: Vec<String>,
 }
 
-/// How many schemas and tiers a [`Dictionary`] held at some point.
+/// The ids of a record's schema and tier, and whether its frames define them.
 #[derive(Clone, Copy)]
-struct DictionaryMark(usize, usize);
+pub(crate) struct Ids {
+    schema: u64,
+    tier: u64,
+    new_schema: bool,
+    new_tier: bool,
+}
 
 impl Dictionary {
-    fn mark(&self) -> DictionaryMark {
-        DictionaryMark(self.schemas.len(), self.tiers.len())
-    }
-
-    /// Forgets the entries added since `mark`: their frames did not reach the output.
-    fn rollback(&mut self, mark: DictionaryMark) {
-        self.schemas.truncate(mark.0);
-        self.tiers.truncate(mark.1);
-    }
-
-    /// The id of `schema`, appending its frame to `out` the first time.
-    pub(crate) fn schema_id(&mut self, schema: &Arc<Schema>, out: &mut Vec<u8>) -> u64 {
-        if let Some(i) = self
+    /// The ids of `schema` and `tier` (tier 0: none); appends to `out` the frames of those not
+    /// written yet.
+    pub(crate) fn ids(&self, schema: &Arc<Schema>, tier: Option<&str>, out: &mut Vec<u8>) -> Ids {
+        let known = self
             .schemas
             .iter()
-            .position(|s| Arc::ptr_eq(s, schema) || **s == **schema)
-        {
-            return i as u64;
+            .position(|s| Arc::ptr_eq(s, schema) || **s == **schema);
+        let schema_id = known.unwrap_or(self.schemas.len()) as u64;
+        if known.is_none() {
+            let mut p = Vec::new();
+            put_varint(&mut p, schema_id);
+            put_varint(&mut p, schema.kinds.len() as u64);
+            schema.kinds.iter().for_each(|k| put_str(&mut p, k));
+            put_varint(&mut p, schema.phases.len() as u64);
+            schema.phases.iter().for_each(|k| put_str(&mut p, k));
+            put_frame(out, FRAME_SCHEMA, &p);
         }
-        let id = self.schemas.len() as u64;
-        let mut p = Vec::new();
-        put_varint(&mut p, id);
-        put_varint(&mut p, schema.kinds.len() as u64);
-        schema.kinds.iter().for_each(|k| put_str(&mut p, k));
-        put_varint(&mut p, schema.phases.len() as u64);
-        schema.phases.iter().for_each(|k| put_str(&mut p, k));
-        put_frame(out, FRAME_SCHEMA, &p);
-        self.schemas.push(Arc::clone(schema));
-        id
+        let (tier_id, new_tier) = match tier {
+            None => (0, false),
+            Some(tier) => match self.tiers.iter().position(|t| t == tier) {
+                Some(i) => (i as u64 + 1, false),
+                None => {
+                    let id = self.tiers.len() as u64 + 1;
+                    let mut p = Vec::new();
+                    put_varint(&mut p, id);
+                    put_str(&mut p, tier);
+                    put_frame(out, FRAME_TIER, &p);
+                    (id, true)
+                }
+            },
+        };
+        Ids {
+            schema: schema_id,
+            tier: tier_id,
+            new_schema: known.is_none(),
+            new_tier,
+        }
     }
 
-    /// The id of `tier` (0 for none), appending its frame to `out` the first time.
-    pub(crate) fn tier_id(&mut self, tier: Option<&str>, out: &mut Vec<u8>) -> u64 {
-        let Some(tier) = tier else { return 0 };
-        if let Some(i) = self.tiers.iter().position(|t| t == tier) {
-            return i as u64 + 1;
+    /// Records that the frames [`Dictionary::ids`] appended reached the output.
+    pub(crate) fn commit(&mut self, ids: Ids, schema: &Arc<Schema>, tier: Option<&str>) {
+        if ids.new_schema {
+            self.schemas.push(Arc::clone(schema));
         }
-        self.tiers.push(tier.to_string());
-        let id = self.tiers.len() as u64;
-        let mut p = Vec::new();
-        put_varint(&mut p, id);
-        put_str(&mut p, tier);
-        put_frame(out, FRAME_TIER, &p);
-        id
+        if let (true, Some(tier)) = (ids.new_tier, tier) {
+            self.tiers.push(tier.to_string());
+        }
     }
 }
 
 /// Writes the records of a log or a trace: each is one frame, preceded by the frames of the
 /// schema and tier it refers to the first time, and reaches the output in one `write_all`.
 ///
-/// A failed write never leaves the file unreadable: the dictionary forgets the entries of the
-/// failed record, and when part of the record reached the output (a short write, `EFBIG`,
+/// A failed write never leaves the file unreadable: the dictionary does not take the entries
+/// of the failed record, and when part of the record reached the output (a short write, `EFBIG`,
 /// `ENOSPC` mid-record), every later write is refused until [`RecordWriter::remove_torn`]
 /// has cut the output back to its last whole frame.
 pub(crate) struct RecordWriter<W: Write> {
@@ -181,25 +190,23 @@ impl<W: Write> RecordWriter<W> {
             )));
         }
         let (name, context, tier) = method;
-        let mark = self.dict.mark();
         self.frame.clear();
-        let schema_id = self.dict.schema_id(schema, &mut self.frame);
-        let tier_id = self.dict.tier_id(tier, &mut self.frame);
+        let ids = self.dict.ids(schema, tier, &mut self.frame);
         let p = &mut self.payload;
         p.clear();
-        put_varint(p, schema_id);
+        put_varint(p, ids.schema);
         put_signed(p, context);
-        put_varint(p, tier_id);
+        put_varint(p, ids.tier);
         put_str(p, name.unwrap_or(""));
         body(p);
         put_frame(&mut self.frame, kind, p);
         match write_counted(&mut self.out, &self.frame) {
             Ok(()) => {
+                self.dict.commit(ids, schema, tier);
                 self.good += self.frame.len() as u64;
                 Ok(())
             }
             Err((e, taken)) => {
-                self.dict.rollback(mark);
                 if taken > 0 {
                     self.torn = Some(taken as u64);
                 }

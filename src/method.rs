@@ -88,8 +88,10 @@ thread_local! {
     static SCRATCH: RefCell<MethodCounts> = RefCell::new(MethodCounts::default());
 }
 
-/// Locks a mutex of this module. A panic while it was held (caught at the C boundary) leaves
-/// state that is still whole: every update under these locks is a single push or assignment.
+/// Locks a mutex of this module, ignoring poisoning as the `parking_lot` locks these replaced
+/// did: a panic under one of them (caught at the C boundary) can leave at most one method's
+/// sums partly added, never a log record half-defined (a writer takes its dictionary entries
+/// only after their frames are written), and failing every later call would be worse.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
