@@ -324,8 +324,9 @@ int jitarena_method_done(jitarena* arena, const jitarena_method* method);
  *  the library: a JIT that links its own copy names its own log. Returns 0, JITARENA_E_NULL,
  *  JITARENA_E_STATE if a log is already open, JITARENA_E_IO if the file cannot be created.
  *  Records are written unbuffered, one write per record; after a failed write the file is cut
- *  back to its last whole record (see jitarena_method_done()). In a forked child, the log
- *  inherited from the parent is let go of (neither written nor closed) and the new one opened. */
+ *  back to its last whole record (see jitarena_method_done()). In a forked child, the child's
+ *  descriptor of the log inherited from the parent is closed, without writing to the log, and
+ *  the new log opened. */
 int jitarena_log_open(const char* path);
 
 /** Flushes and closes the stats log. Returns 0, JITARENA_E_STATE if none is open, or
