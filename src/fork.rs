@@ -49,12 +49,12 @@ pub(crate) fn install_handlers() {
 fn register() {
     type Handler = Option<unsafe extern "C" fn()>;
     extern "C" {
-        fn pthread_atfork(prepare: Handler, parent: Handler, child: Handler) -> i32;
+        fn pthread_atfork(prepare: Handler, parent: Handler, child: Handler) -> std::ffi::c_int;
     }
     // SAFETY: `pthread_atfork` is POSIX, declared here with its C signature (three nullable
     // function pointers taking and returning nothing, an int result); the handlers are
-    // functions of this library, which stays loaded while they are registered (glibc removes
-    // a shared object's handlers when it is unloaded).
+    // functions of this library, which stay valid while they are registered (glibc removes a
+    // shared object's handlers when it is unloaded; musl never unloads one).
     let rc = unsafe { pthread_atfork(Some(prepare), Some(parent), Some(child)) };
     if rc != 0 {
         // ENOMEM: forks stay as unprotected as without the handlers; allow a later retry.
