@@ -1,5 +1,5 @@
-//! The `jitarena` command line. Exit codes: 0 success; 1 a regression beyond the thresholds
-//! (`memdiff`); 2 bad usage or unreadable input, with a message naming the file and the problem.
+//! The `jitarena` command line. Exit codes: 0 success; 1 a regression beyond the thresholds or
+//! incomplete coverage (`memdiff`); 2 bad usage or unreadable input, with a message naming the file and the problem.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::diff::{self, DiffOptions, MemDiff, Thresholds};
+use crate::diff::{
+    self, collections_from_roots, pair_name, Collection, CoverageRules, DiffOptions, Report,
+    Thresholds,
+};
 use crate::error::Error;
 use crate::gen::{GenOptions, Generator};
 use crate::harness::{self, ReplayOptions};
@@ -96,14 +99,36 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct MemdiffArgs {
-    /// BASE DIFF: two logs or directories of shards (or use --base and --diff).
+    /// BASE DIFF: two logs or directories of shards, one collection (or use the options below).
     paths: Vec<PathBuf>,
-    /// A baseline log or directory of shards (repeatable).
+    /// A baseline log or directory of shards (repeatable); one collection with --diff.
     #[arg(long)]
     base: Vec<PathBuf>,
     /// A diff log or directory of shards (repeatable).
     #[arg(long)]
     diff: Vec<PathBuf>,
+    /// A directory whose subdirectories are the baseline's collections (each holding its logs
+    /// or shards), paired by name with those of --diff-root.
+    #[arg(long, value_name = "DIR", requires = "diff_root")]
+    base_root: Option<PathBuf>,
+    /// A directory whose subdirectories are the diff's collections.
+    #[arg(long, value_name = "DIR", requires = "base_root")]
+    diff_root: Option<PathBuf>,
+    /// A named collection: its base and diff, each a log or a directory of shards
+    /// (repeatable).
+    #[arg(long, num_args = 3, value_names = ["NAME", "BASE", "DIFF"], action = clap::ArgAction::Append)]
+    collection: Vec<String>,
+    /// Fail (INCOMPLETE) when either side misses more than this percentage of the other side's
+    /// methods in a collection.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    max_missed: f64,
+    /// Accept logs whose last record was cut short (by default they make the check INCOMPLETE).
+    #[arg(long)]
+    allow_truncated: bool,
+    /// Methods that grew by fewer bytes stay out of the summary's list of methods that grew
+    /// most.
+    #[arg(long, default_value_t = 4096, value_name = "BYTES")]
+    min_delta_bytes: u64,
     /// Leave this kind out of every total, e.g. DebugOnly (repeatable).
     #[arg(long = "ignore-kind", value_name = "NAME")]
     ignore_kinds: Vec<String>,
@@ -405,16 +430,21 @@ fn usage(message: impl Into<String>) -> Error {
 }
 
 fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
-    if !a.fail_above.is_finite() || a.fail_above < 0.0 {
-        return Err(usage(format!(
-            "--fail-above {}: a threshold is a percentage of at least 0",
-            a.fail_above
-        )));
+    for (flag, v) in [
+        ("--fail-above", a.fail_above),
+        ("--max-missed", a.max_missed),
+    ] {
+        if !v.is_finite() || v < 0.0 {
+            return Err(usage(format!(
+                "{flag} {v}: a threshold is a percentage of at least 0"
+            )));
+        }
     }
     let options = DiffOptions {
         ignore_kinds: a.ignore_kinds.clone(),
         top: a.top,
         min_method_bytes: a.min_method_bytes,
+        min_delta_bytes: a.min_delta_bytes,
         thresholds: Thresholds {
             fail_above: a.fail_above,
             kind_fail_above: a.kind_fail_above.0,
@@ -423,49 +453,96 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
             method_min_bytes: a.method_min_bytes,
         },
     };
+    let rules = CoverageRules {
+        max_missed: a.max_missed,
+        allow_truncated: a.allow_truncated,
+    };
+    let modes = [
+        !a.paths.is_empty(),
+        !a.base.is_empty() || !a.diff.is_empty(),
+        a.base_root.is_some(),
+        !a.collection.is_empty(),
+        a.csv.is_some(),
+    ];
+    if modes.iter().filter(|m| **m).count() != 1 {
+        return Err(usage(
+            "memdiff takes one of: BASE DIFF; --base PATH... --diff PATH...; --base-root DIR --diff-root DIR; --collection NAME BASE DIFF...; --csv FILE (see --help)",
+        ));
+    }
     let result = if let Some(csv) = &a.csv {
-        if !a.paths.is_empty() {
-            return Err(usage("--csv takes no BASE DIFF paths"));
-        }
         let (Some(b), Some(d)) = (&a.base_col, &a.diff_col) else {
             return Err(usage("--csv needs --base-col NAME and --diff-col NAME"));
         };
-        diff::diff_csv(csv, b, d, &options)?
+        let name = pair_name(std::slice::from_ref(csv), std::slice::from_ref(csv));
+        let one = diff::diff_csv(csv, b, d, &options)?;
+        Report::new(vec![(name, one)], Vec::new(), &options, &rules).unnamed()
     } else {
-        let (base, diff_side) =
-            match (a.paths.len(), a.base.is_empty(), a.diff.is_empty()) {
-                (2, true, true) => (vec![a.paths[0].clone()], vec![a.paths[1].clone()]),
+        let mut unnamed = false;
+        let (collections, one_sided) = if let (Some(b), Some(d)) = (&a.base_root, &a.diff_root) {
+            collections_from_roots(b, d)?
+        } else if !a.collection.is_empty() {
+            let mut list: Vec<Collection> = Vec::new();
+            for c in a.collection.chunks(3) {
+                if list.iter().any(|l| l.name == c[0]) {
+                    return Err(usage(format!("--collection {:?} is named twice", c[0])));
+                }
+                list.push(Collection {
+                    name: c[0].clone(),
+                    base: vec![PathBuf::from(&c[1])],
+                    diff: vec![PathBuf::from(&c[2])],
+                });
+            }
+            (list, Vec::new())
+        } else {
+            let (base, diff_side) = match (a.paths.len(), a.base.is_empty(), a.diff.is_empty()) {
+                (2, _, _) => (vec![a.paths[0].clone()], vec![a.paths[1].clone()]),
                 (0, false, false) => (a.base.clone(), a.diff.clone()),
                 _ => return Err(usage(
                     "memdiff takes BASE DIFF, or --base PATH... and --diff PATH... (see --help)",
                 )),
             };
-        diff::diff_logs(&base, &diff_side, &options)?
+            let name = pair_name(&base, &diff_side);
+            unnamed = true;
+            (
+                vec![Collection {
+                    name,
+                    base,
+                    diff: diff_side,
+                }],
+                Vec::new(),
+            )
+        };
+        let report = diff::diff_collections(&collections, one_sided, &options, &rules)?;
+        if unnamed {
+            report.unnamed()
+        } else {
+            report
+        }
     };
-    warn_all(&result.warnings);
+    warn_all(&result.warnings());
     write_reports(&result, &a)?;
     if !a.quiet {
-        write_out(&report::diff::render_text(&result))?;
+        write_out(&report::summary::render_text(&result))?;
     }
-    Ok(u8::from(result.verdict.regression))
+    Ok(result.outcome.status.exit_code())
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|e| crate::format::io_error(path, "write", &e))
 }
 
-fn write_reports(result: &MemDiff, a: &MemdiffArgs) -> Result<(), Error> {
+fn write_reports(result: &Report, a: &MemdiffArgs) -> Result<(), Error> {
     if let Some(p) = &a.md {
-        write_file(p, &report::diff::render_markdown(result, false))?;
+        write_file(p, &report::summary::render_markdown(result))?;
     }
     if let Some(p) = &a.md_long {
-        write_file(p, &report::diff::render_markdown(result, true))?;
+        write_file(p, &report::summary::render_long_markdown(result))?;
     }
     if let Some(p) = &a.json {
-        write_file(p, &report::diff::render_json(result))?;
+        write_file(p, &report::diff::render_report_json(result))?;
     }
     if let Some(p) = &a.html {
-        write_file(p, &report::html::render_html(result))?;
+        write_file(p, &report::html::render_report_html(result))?;
     }
     Ok(())
 }
@@ -474,59 +551,95 @@ fn write_reports(result: &MemDiff, a: &MemdiffArgs) -> Result<(), Error> {
 /// that the total moves by only a few percent while the kind gate catches it.
 const DEMO_REGRESSION: (&str, f64) = ("ValueNumber", 30.0);
 
+/// The demo's collections (named after the .NET JIT's replay collections) and the one that
+/// carries the injected regression.
+const DEMO_COLLECTIONS: [&str; 3] = ["benchmarks.run", "libraries.pmi", "realworld.run"];
+const DEMO_REGRESSED: usize = 1;
+
 fn demo(methods: u64, out: &Path, seed: u64) -> Result<u8, Error> {
-    std::fs::create_dir_all(out).map_err(|e| crate::format::io_error(out, "create", &e))?;
     let (kind, pct) = DEMO_REGRESSION;
     let say = |s: String| eprintln!("demo: {s}");
-    let mut logs = Vec::new();
-    for (side, scale) in [("base", vec![]), ("diff", vec![(kind.to_string(), pct)])] {
-        let generator = Generator::new(GenOptions {
-            seed,
-            methods,
-            scale,
-        })
-        .map_err(usage)?;
-        let trace = out.join(format!("{side}.jat"));
-        let allocations = gen_trace(&generator, &trace)?;
-        let log = out.join(format!("{side}.jas"));
-        let s = harness::replay(
-            std::slice::from_ref(&trace),
-            Some(&log),
-            &ReplayOptions {
-                progress: true,
-                ..ReplayOptions::default()
-            },
-        )?;
-        say(format!("{side}: generated {} methods ({} allocations) into {}, replayed through the arena into {}", thousands(s.methods), thousands(allocations), trace.display(), log.display()));
-        logs.push(log);
+    let per = (methods / DEMO_COLLECTIONS.len() as u64).max(1);
+    for (c, name) in DEMO_COLLECTIONS.iter().enumerate() {
+        for side in ["base", "diff"] {
+            let scale = if side == "diff" && c == DEMO_REGRESSED {
+                vec![(kind.to_string(), pct)]
+            } else {
+                vec![]
+            };
+            let generator = Generator::new(GenOptions {
+                seed: seed.wrapping_add(c as u64),
+                methods: per,
+                scale,
+            })
+            .map_err(usage)?;
+            let dir = out.join(side).join(name);
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| crate::format::io_error(&dir, "create", &e))?;
+            let trace = out.join(format!("{side}-{name}.jat"));
+            let allocations = gen_trace(&generator, &trace)?;
+            let log = dir.join("shard0.jas");
+            let s = harness::replay(
+                std::slice::from_ref(&trace),
+                Some(&log),
+                &ReplayOptions {
+                    progress: true,
+                    ..ReplayOptions::default()
+                },
+            )?;
+            say(format!(
+                "{side} {name}: generated {} methods ({} allocations), replayed through the arena into {}",
+                thousands(s.methods),
+                thousands(allocations),
+                log.display()
+            ));
+        }
     }
     say(format!(
-        "the diff workload carries an injected regression: {kind} {pct:+}%"
+        "the diff JIT carries an injected regression in {}: {kind} {pct:+}%",
+        DEMO_COLLECTIONS[DEMO_REGRESSED]
     ));
     let options = DiffOptions::default();
-    let result = diff::diff_logs(&logs[..1], &logs[1..], &options)?;
+    let (collections, one_sided) = collections_from_roots(&out.join("base"), &out.join("diff"))?;
+    let result =
+        diff::diff_collections(&collections, one_sided, &options, &CoverageRules::default())?;
     let paths = [
         out.join("memdiff.md"),
         out.join("memdiff-long.md"),
         out.join("memdiff.json"),
         out.join("memdiff.html"),
     ];
-    write_file(&paths[0], &report::diff::render_markdown(&result, false))?;
-    write_file(&paths[1], &report::diff::render_markdown(&result, true))?;
-    write_file(&paths[2], &report::diff::render_json(&result))?;
-    write_file(&paths[3], &report::html::render_html(&result))?;
-    write_out(&report::diff::render_text(&result))?;
-    let found = result.verdict.regression && result.kinds.first().is_some_and(|k| k.name == kind);
+    write_file(&paths[0], &report::summary::render_markdown(&result))?;
+    write_file(&paths[1], &report::summary::render_long_markdown(&result))?;
+    write_file(&paths[2], &report::diff::render_report_json(&result))?;
+    write_file(&paths[3], &report::html::render_report_html(&result))?;
+    write_out(&report::summary::render_text(&result))?;
+    let regressed: Vec<&str> = result
+        .collections
+        .iter()
+        .filter(|c| c.diff.verdict.regression)
+        .map(|c| c.name.as_str())
+        .collect();
+    let found = regressed == [DEMO_COLLECTIONS[DEMO_REGRESSED]]
+        && result.collections[DEMO_REGRESSED]
+            .diff
+            .kinds
+            .first()
+            .is_some_and(|k| k.name == kind);
     eprintln!();
     for p in &paths {
         say(format!("wrote {}", p.display()));
     }
     if found {
-        say(format!("memdiff found the injected regression in {kind} and would fail the check (exit code 1 in CI)"));
+        say(format!(
+            "memdiff found the injected regression in {} ({kind}) and would fail the check (exit code 1 in CI)",
+            DEMO_COLLECTIONS[DEMO_REGRESSED]
+        ));
         Ok(0)
     } else {
         say(format!(
-            "memdiff did not attribute the injected regression to {kind}"
+            "memdiff did not attribute the injected regression to {kind} in {}",
+            DEMO_COLLECTIONS[DEMO_REGRESSED]
         ));
         Ok(1)
     }

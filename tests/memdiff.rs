@@ -457,11 +457,22 @@ fn bad_inputs_exit_2_with_a_clear_message() {
     assert!(code == 2 && err.contains("BASE DIFF"), "{err}");
     let (code, _, _) = cli(&["memdiff", s(&good), s(&good), "--kind-fail-above", "lots"]);
     assert_eq!(code, 2);
-    // A log cut inside its last record is read with a warning, not refused.
+    // A log cut inside its last record is read with a warning, not refused; the check is
+    // INCOMPLETE unless the cut (and the method it lost) is accepted.
     let cut = tmp("bad-cut.jas");
     let bytes = std::fs::read(&good).unwrap();
     std::fs::write(&cut, &bytes[..bytes.len() - 3]).unwrap();
-    let (code, out, err) = cli(&["memdiff", s(&good), s(&cut)]);
+    let (code, out, _) = cli(&["memdiff", s(&good), s(&cut)]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("INCOMPLETE (exit 1)"), "{out}");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        s(&good),
+        s(&cut),
+        "--allow-truncated",
+        "--max-missed",
+        "10",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("warning:") && err.contains("cut short"),
@@ -640,8 +651,8 @@ fn the_html_page_is_well_formed_and_self_contained() {
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert_eq!(
         page.matches("<svg ").count(),
-        3,
-        "kind bars, scatter, distribution"
+        5,
+        "bytes by collection, kinds across collections; the collection's kind bars, scatter, distribution"
     );
     for external in ["<script", "http://", "https://", "src=", "@import"] {
         let hits: Vec<_> = page

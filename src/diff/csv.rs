@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::tally::{finish, method_delta, Tally, TopLists};
-use super::{tier_group, DiffOptions, MemDiff, Totals};
+use super::{keep_largest, tier_group, DiffOptions, MemDiff, Totals};
 use crate::error::{Error, ErrorCode};
 use crate::log::MethodInfo;
 
@@ -85,11 +85,11 @@ pub fn diff_csv(
             (Some(x), Some(y)) => {
                 let g = tier_group(info.tier.as_deref()) as usize;
                 for group in [0, g] {
-                    t.groups_base[group].add(&Totals {
+                    t.overflow |= !t.groups_base[group].add(&Totals {
                         bytes: x,
                         ..Totals::default()
                     });
-                    t.groups_diff[group].add(&Totals {
+                    t.overflow |= !t.groups_diff[group].add(&Totals {
                         bytes: y,
                         ..Totals::default()
                     });
@@ -103,15 +103,18 @@ pub fn diff_csv(
             }
             (Some(x), None) => {
                 t.coverage.only_base += 1;
-                t.coverage.only_base_bytes += x;
+                t.coverage.only_base_bytes = t.coverage.only_base_bytes.saturating_add(x);
+                keep_largest(&mut t.coverage.missing_in_diff, options.top, x, &info);
             }
             (None, Some(y)) => {
                 t.coverage.only_diff += 1;
-                t.coverage.only_diff_bytes += y;
+                t.coverage.only_diff_bytes = t.coverage.only_diff_bytes.saturating_add(y);
+                keep_largest(&mut t.coverage.missing_in_base, options.top, y, &info);
             }
             (None, None) => {}
         }
     }
+    t.check_overflow(&[path.to_path_buf()])?;
     let top = TopLists::of(&t, options);
     let lists = top.describe(|i| method_delta(&t, i, &infos[i as usize], &[], &[]));
     let mut out = finish(t, options, lists, &top.all, Vec::new());

@@ -1,6 +1,6 @@
 //! The gate: whether growth went beyond the thresholds, and the rule that decided.
 
-use super::{pct_change, Delta, MemDiff, Thresholds, Verdict};
+use super::{pct_change, CoverageRules, Delta, MemDiff, Thresholds, Verdict};
 
 /// Applies the thresholds.
 pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict {
@@ -42,7 +42,7 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
             if p.is_none_or(|p| p > limit) {
                 kinds_over.push(format!(
                     "kind {} grew {} ({} → {})",
-                    k.name,
+                    crate::report::shown(&k.name),
                     fmt_pct(p),
                     th(k.base),
                     th(k.diff)
@@ -88,7 +88,7 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
             parts.push(match worst_kind {
                 Some((k, p)) => format!(
                     "largest kind growth {} {} (limit +{limit}% for kinds of at least {} bytes)",
-                    k.name,
+                    crate::report::shown(&k.name),
                     fmt_pct(p),
                     th(floor)
                 ),
@@ -112,4 +112,45 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
         failures,
         thresholds: resolved,
     }
+}
+
+/// The coverage rules broken by one collection's diff, in words: no matched method, a side
+/// missing more than `max_missed` percent of the other side's methods, a log cut short.
+pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
+    let th = crate::report::thousands;
+    let c = &diff.coverage;
+    let mut out = Vec::new();
+    if c.matched == 0 {
+        out.push(format!(
+            "no method matched (base {} methods, diff {}): the logs do not come from the same methods",
+            th(c.base_methods()),
+            th(c.diff_methods())
+        ));
+    }
+    for (side, other, missed, of) in [
+        ("diff", "base", c.only_base, c.base_methods()),
+        ("base", "diff", c.only_diff, c.diff_methods()),
+    ] {
+        let share = if of == 0 {
+            0.0
+        } else {
+            missed as f64 * 100.0 / of as f64
+        };
+        if missed > 0 && share > rules.max_missed {
+            out.push(format!(
+                "the {side} misses {} of the {other}'s {} methods ({share:.2}%), above --max-missed {}%",
+                th(missed),
+                th(of),
+                rules.max_missed
+            ));
+        }
+    }
+    if !rules.allow_truncated {
+        for file in &c.truncated {
+            out.push(format!(
+                "{file} was cut short (its last record is incomplete: a JIT killed while writing, or a log still being written); --allow-truncated accepts it"
+            ));
+        }
+    }
+    out
 }

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::tally::{finish, method_delta, strip_ignored, FastMap, Tally, TopLists};
-use super::{tier_group, DiffOptions, MemDiff};
+use super::{keep_largest, tier_group, DiffOptions, MemDiff};
 use crate::counters::Schema;
 use crate::error::Error;
 use crate::log::{LogReader, MethodCounts, MethodInfo, MethodRecord};
@@ -95,6 +95,7 @@ fn stream(
 fn stream_decoded(
     files: &[PathBuf],
     warnings: &mut Vec<String>,
+    cut: &mut Vec<String>,
     mut f: impl FnMut(&MethodRecord),
 ) -> Result<(), Error> {
     const BATCH: usize = 512;
@@ -103,8 +104,9 @@ fn stream_decoded(
     let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<(Batch, usize), Error>>(4);
     let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
     std::thread::scope(|scope| {
-        let reader = scope.spawn(move || -> Vec<String> {
+        let reader = scope.spawn(move || -> (Vec<String>, Vec<String>) {
             let mut warnings = Vec::new();
+            let mut cut = Vec::new();
             let blank = || MethodRecord {
                 schema: Arc::new(Schema::default()),
                 info: MethodInfo::default(),
@@ -140,16 +142,19 @@ fn stream_decoded(
                             n = 0;
                         }
                     }
+                    if !reader.warnings().is_empty() {
+                        cut.push(path.display().to_string());
+                    }
                     warnings.extend(reader.warnings().iter().cloned());
                     Ok(())
                 });
                 if let Err(e) = result {
                     let _ = full_tx.send(Err(e));
-                    return warnings;
+                    return (warnings, cut);
                 }
             }
             let _ = full_tx.send(Ok((batch, n)));
-            warnings
+            (warnings, cut)
         });
         let mut outcome = Ok(());
         for message in full_rx {
@@ -166,7 +171,10 @@ fn stream_decoded(
         }
         drop(empty_tx);
         match reader.join() {
-            Ok(w) => warnings.extend(w),
+            Ok((w, c)) => {
+                warnings.extend(w);
+                cut.extend(c);
+            }
             Err(_) => {
                 outcome = outcome.and(Err(Error::new(
                     crate::ErrorCode::Internal,
@@ -193,8 +201,11 @@ pub fn diff_logs(
     let mut warnings = Vec::new();
     let ignore = &options.ignore_kinds;
 
+    let mut cut = Vec::new();
+    let top_n = options.top;
+
     // 1. Base.
-    stream_decoded(&base_files, &mut warnings, |r| {
+    stream_decoded(&base_files, &mut warnings, &mut cut, |r| {
         t.union.add(&r.schema);
         t.union.remap(&r.schema, &r.counts, &mut counts);
         let totals = t.without_ignored(&mut counts, ignore);
@@ -203,17 +214,18 @@ pub fn diff_logs(
         t.base_bytes.push(totals.bytes);
         t.context.push(r.info.context);
         t.group.push(group);
-        t.groups_base[0].add(&totals);
+        t.overflow |= !t.groups_base[0].add(&totals);
         t.groups_base[group as usize].add(&totals);
-        t.sums_base.add(&counts, &t.union, true);
+        t.overflow |= !t.sums_base.add(&counts, &t.union, true);
     })?;
+    t.check_overflow(&base_files)?;
     t.diff_bytes = vec![0; t.base_bytes.len()];
     t.matched = vec![false; t.base_bytes.len()];
     let mut diff_ordinal = vec![u32::MAX; t.base_bytes.len()];
 
     // 2. Diff.
     let mut ordinal = 0u32;
-    stream_decoded(&diff_files, &mut warnings, |r| {
+    stream_decoded(&diff_files, &mut warnings, &mut cut, |r| {
         t.union.add(&r.schema);
         t.union.remap(&r.schema, &r.counts, &mut counts);
         let totals = t.without_ignored(&mut counts, ignore);
@@ -223,17 +235,26 @@ pub fn diff_logs(
                 t.matched[i] = true;
                 t.diff_bytes[i] = totals.bytes;
                 diff_ordinal[i] = ordinal;
-                t.groups_diff[0].add(&totals);
+                t.overflow |= !t.groups_diff[0].add(&totals);
                 t.groups_diff[t.group[i] as usize].add(&totals);
-                t.sums_diff.add(&counts, &t.union, true);
+                t.overflow |= !t.sums_diff.add(&counts, &t.union, true);
             }
             None => {
                 t.coverage.only_diff += 1;
-                t.coverage.only_diff_bytes += totals.bytes;
+                t.coverage.only_diff_bytes =
+                    t.coverage.only_diff_bytes.saturating_add(totals.bytes);
+                keep_largest(
+                    &mut t.coverage.missing_in_base,
+                    top_n,
+                    totals.bytes,
+                    &r.info,
+                );
             }
         }
         ordinal += 1;
     })?;
+    t.check_overflow(&diff_files)?;
+    t.coverage.truncated = cut;
     drop(index);
 
     let top = TopLists::of(&t, options);
@@ -288,7 +309,9 @@ pub fn diff_logs(
                 let totals = strip_ignored(ignored, &mut counts);
                 if !matched[i] {
                     coverage.only_base += 1;
-                    coverage.only_base_bytes += totals.bytes;
+                    coverage.only_base_bytes =
+                        coverage.only_base_bytes.saturating_add(totals.bytes);
+                    keep_largest(&mut coverage.missing_in_diff, top_n, totals.bytes, &r.info);
                     groups_base[0].sub(&totals);
                     groups_base[group[i] as usize].sub(&totals);
                     sums_base.add(&counts, union, false);

@@ -4,15 +4,22 @@
 //! [`diff_logs`] streams the logs with memory bounded by the number of methods; [`diff_csv`]
 //! does the same from a per-method CSV with base and diff byte columns.
 
+mod collections;
 mod csv;
 mod gate;
 mod logs;
 mod tally;
 
+pub use collections::{
+    collections_from_roots, diff_collections, pair_name, Collection, CollectionDiff, CoverageRules,
+    OneSided, Outcome, Report, Status,
+};
 pub use csv::diff_csv;
-pub use gate::judge;
+pub use gate::{judge, judge_coverage};
 pub use logs::diff_logs;
 pub use tally::change_bucket;
+
+use crate::log::MethodInfo;
 
 /// What to compare and how to judge it.
 #[derive(Debug, Clone)]
@@ -23,6 +30,9 @@ pub struct DiffOptions {
     pub top: usize,
     /// Methods smaller than this (in the base) are left out of the relative top lists.
     pub min_method_bytes: u64,
+    /// Methods that grew by fewer bytes are left out of the summary's list of methods that
+    /// grew most, so that tiny methods with huge percentages stay out.
+    pub min_delta_bytes: u64,
     /// The gate.
     pub thresholds: Thresholds,
 }
@@ -33,6 +43,7 @@ impl Default for DiffOptions {
             ignore_kinds: Vec::new(),
             top: 10,
             min_method_bytes: 10_000,
+            min_delta_bytes: 4_096,
             thresholds: Thresholds::default(),
         }
     }
@@ -144,6 +155,63 @@ pub struct Coverage {
     pub only_diff: u64,
     /// Bytes of the methods only in the diff.
     pub only_diff_bytes: u64,
+    /// The largest base methods the diff lacks (a crash of the diff JIT shows here), largest
+    /// first, at most [`DiffOptions::top`] of them.
+    pub missing_in_diff: Vec<Missing>,
+    /// The largest diff methods the base lacks, largest first.
+    pub missing_in_base: Vec<Missing>,
+    /// Files whose last record was cut short (a JIT killed while writing, or a log still being
+    /// written).
+    pub truncated: Vec<String>,
+}
+
+impl Coverage {
+    /// Methods the base side holds.
+    pub fn base_methods(&self) -> u64 {
+        self.matched + self.only_base
+    }
+
+    /// Methods the diff side holds.
+    pub fn diff_methods(&self) -> u64 {
+        self.matched + self.only_diff
+    }
+}
+
+/// A method found on one side only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// Context number (-1: unknown).
+    pub context: i64,
+    /// Name, if known.
+    pub name: Option<String>,
+    /// Tier, if known.
+    pub tier: Option<String>,
+    /// Its bytes on the side that has it.
+    pub bytes: u64,
+}
+
+/// Keeps the `n` largest of a stream of one-sided methods, in a deterministic order (bytes,
+/// then context, then name), whatever order they come in.
+pub(crate) fn keep_largest(list: &mut Vec<Missing>, n: usize, bytes: u64, info: &MethodInfo) {
+    let key = |m: &Missing| (std::cmp::Reverse(m.bytes), m.context, m.name.clone());
+    if n == 0 {
+        return;
+    }
+    if list.len() == n {
+        let last = &list[n - 1];
+        if (std::cmp::Reverse(bytes), info.context, info.name.clone()) >= key(last) {
+            return;
+        }
+        list.pop();
+    }
+    let m = Missing {
+        context: info.context,
+        name: info.name.clone(),
+        tier: info.tier.clone(),
+        bytes,
+    };
+    let at = list.partition_point(|x| key(x) <= key(&m));
+    list.insert(at, m);
 }
 
 /// Quantiles of per-method bytes.

@@ -8,6 +8,7 @@ use super::{
     judge, pct_change, Coverage, Delta, DiffOptions, Distribution, Group, MemDiff, MethodDelta,
     Quantiles, Totals, Verdict, CHANGE_BUCKETS, GROUP_NAMES,
 };
+use crate::error::{Error, ErrorCode};
 use crate::log::{MethodCounts, MethodInfo};
 use crate::union::{SchemaUnion, INVALID};
 
@@ -39,6 +40,8 @@ pub(crate) struct Tally {
     pub ignored: Vec<bool>,
     /// Who was compared.
     pub coverage: Coverage,
+    /// Whether a sum went past 2^64 (an error: never a wrapped number).
+    pub overflow: bool,
 }
 
 impl Tally {
@@ -58,6 +61,21 @@ impl Tally {
             let name = self.union.kind_name(self.ignored.len() as u32);
             self.ignored.push(ignore.iter().any(|k| k == name));
         }
+    }
+
+    /// The error for a sum that went past 2^64 while reading `files`.
+    pub(crate) fn check_overflow(&self, files: &[std::path::PathBuf]) -> Result<(), Error> {
+        if !self.overflow {
+            return Ok(());
+        }
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        Err(Error::new(
+            ErrorCode::Io,
+            format!(
+                "{}: the byte counts add up past 2^64, which no compilation can reach: the log is damaged",
+                names.join(", ")
+            ),
+        ))
     }
 
     fn delta(&self, i: u32) -> i128 {
@@ -91,10 +109,21 @@ pub(crate) struct Sums {
 
 impl Sums {
     /// Adds (or, with `sign` false, takes away) a method's counts, laid out against `union`.
-    pub(crate) fn add(&mut self, c: &MethodCounts, union: &SchemaUnion, sign: bool) {
+    /// Returns false when a sum went past 2^64 (it then holds the largest value instead).
+    pub(crate) fn add(&mut self, c: &MethodCounts, union: &SchemaUnion, sign: bool) -> bool {
         self.kinds.resize(union.kind_count(), 0);
         self.phases.resize(union.phase_count(), 0);
-        let apply = |cell: &mut u64, v: u64| *cell = if sign { *cell + v } else { *cell - v };
+        let mut ok = true;
+        let mut apply = |cell: &mut u64, v: u64| {
+            *cell = if sign {
+                cell.checked_add(v).unwrap_or_else(|| {
+                    ok = false;
+                    u64::MAX
+                })
+            } else {
+                cell.saturating_sub(v)
+            }
+        };
         for &(slot, bytes, _) in &c.kinds {
             apply(
                 self.kinds
@@ -111,22 +140,34 @@ impl Sums {
                 bytes,
             );
         }
+        ok
     }
 }
 
 impl Totals {
-    pub(crate) fn add(&mut self, o: &Totals) {
-        self.bytes += o.bytes;
-        self.allocations += o.allocations;
-        self.used += o.used;
-        self.reserved += o.reserved;
+    /// Adds `o`; returns false (keeping the largest value) when a sum would pass 2^64.
+    pub(crate) fn add(&mut self, o: &Totals) -> bool {
+        let mut ok = true;
+        for (cell, v) in [
+            (&mut self.bytes, o.bytes),
+            (&mut self.allocations, o.allocations),
+            (&mut self.used, o.used),
+            (&mut self.reserved, o.reserved),
+        ] {
+            *cell = cell.checked_add(v).unwrap_or_else(|| {
+                ok = false;
+                u64::MAX
+            });
+        }
+        ok
     }
 
+    /// Takes `o` away (it was added before, so nothing goes below 0).
     pub(crate) fn sub(&mut self, o: &Totals) {
-        self.bytes -= o.bytes;
-        self.allocations -= o.allocations;
-        self.used -= o.used;
-        self.reserved -= o.reserved;
+        self.bytes = self.bytes.saturating_sub(o.bytes);
+        self.allocations = self.allocations.saturating_sub(o.allocations);
+        self.used = self.used.saturating_sub(o.used);
+        self.reserved = self.reserved.saturating_sub(o.reserved);
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{json_f64, json_str, signed_thousands, thousands};
+use super::{json_f64, json_str, shown, signed_thousands, thousands};
 use crate::diff::{pct_change, Delta, Group, MemDiff, MethodDelta, Quantiles, CHANGE_BUCKETS};
 
 /// `+1.23%`, `-0.50%`, `0.00%`, or `new` when the base is 0 and the diff is not.
@@ -19,11 +19,12 @@ pub fn pdiff(base: u64, diff: u64) -> String {
     }
 }
 
-fn method_label(m: &MethodDelta) -> String {
-    let name = m.name.as_deref().unwrap_or("(unknown method)");
+/// A method as reports name it: its name (as [`shown`]), tier and context.
+pub(crate) fn method_label(m: &MethodDelta) -> String {
+    let name = shown(m.name.as_deref().unwrap_or("(unknown method)"));
     let mut extra = Vec::new();
     if let Some(t) = &m.tier {
-        extra.push(t.clone());
+        extra.push(shown(t).into_owned());
     }
     if m.context >= 0 {
         extra.push(format!("context {}", m.context));
@@ -35,9 +36,9 @@ fn method_label(m: &MethodDelta) -> String {
     }
 }
 
-fn top_kind(m: &MethodDelta) -> String {
+pub(crate) fn top_kind(m: &MethodDelta) -> String {
     m.top_kind.as_ref().map_or(String::new(), |(k, d)| {
-        format!("{k} {}", signed_thousands(*d))
+        format!("{} {}", shown(k), signed_thousands(*d))
     })
 }
 
@@ -74,6 +75,14 @@ fn group_rows(g: &Group, has_pages: bool) -> Vec<(&'static str, u64, u64)> {
 
 /// The console report.
 pub fn render_text(d: &MemDiff) -> String {
+    let mut o = render_text_body(d);
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{}", verdict_line(d));
+    o
+}
+
+/// The console report without its verdict line.
+pub(crate) fn render_text_body(d: &MemDiff) -> String {
     let mut o = String::new();
     let c = &d.coverage;
     let _ = writeln!(
@@ -89,7 +98,7 @@ pub fn render_text(d: &MemDiff) -> String {
         let _ = writeln!(
             o,
             "Ignored kinds (left out of every total): {}",
-            d.ignored_kinds.join(", ")
+            shown(&d.ignored_kinds.join(", "))
         );
     }
     let _ = writeln!(o);
@@ -177,8 +186,6 @@ pub fn render_text(d: &MemDiff) -> String {
             );
         }
     }
-    let _ = writeln!(o);
-    let _ = writeln!(o, "{}", verdict_line(d));
     o
 }
 
@@ -204,7 +211,7 @@ fn delta_table_text(o: &mut String, title: &str, what: &str, order: &str, rows: 
     // when names fit in 22 characters.
     let w = changed
         .iter()
-        .map(|r| r.name.chars().count())
+        .map(|r| shown(&r.name).chars().count())
         .max()
         .unwrap_or(0)
         .max(22);
@@ -217,7 +224,7 @@ fn delta_table_text(o: &mut String, title: &str, what: &str, order: &str, rows: 
         let _ = writeln!(
             o,
             "  {:<w$} {:>16} {:>16} {:>15} {:>9}",
-            r.name,
+            shown(&r.name),
             thousands(r.base),
             thousands(r.diff),
             signed_thousands(r.delta()),
@@ -226,12 +233,17 @@ fn delta_table_text(o: &mut String, title: &str, what: &str, order: &str, rows: 
     }
 }
 
-/// Markdown: `long` lists every changed kind and phase and more methods; the short form is
-/// meant to be pasted into a pull request comment.
+/// One collection's diff as markdown: `long` lists every changed kind and phase and every
+/// listed method. The multi-collection summary is [`super::summary::render_markdown`].
 pub fn render_markdown(d: &MemDiff, long: bool) -> String {
+    render_collection_markdown(d, "## jitarena memdiff", long)
+}
+
+/// One collection's diff as markdown under `heading` (markdown, already escaped).
+pub(crate) fn render_collection_markdown(d: &MemDiff, heading: &str, long: bool) -> String {
     let mut o = String::new();
     let g = d.overall();
-    let _ = writeln!(o, "## jitarena memdiff");
+    let _ = writeln!(o, "{heading}");
     let _ = writeln!(o);
     let status = if d.verdict.regression {
         "❌ **Regression**"
@@ -290,7 +302,7 @@ pub fn render_markdown(d: &MemDiff, long: bool) -> String {
             let _ = writeln!(
                 o,
                 "Ignored kinds (left out of every total): {}",
-                d.ignored_kinds.join(", ")
+                md_escape(&shown(&d.ignored_kinds.join(", ")))
             );
         }
     });
@@ -410,7 +422,7 @@ pub fn render_markdown(d: &MemDiff, long: bool) -> String {
     o
 }
 
-fn details(o: &mut String, summary: &str, body: impl FnOnce(&mut String)) {
+pub(crate) fn details(o: &mut String, summary: &str, body: impl FnOnce(&mut String)) {
     let _ = writeln!(o, "<details>");
     let _ = writeln!(o, "<summary>{}</summary>", html_escape(summary));
     let _ = writeln!(o);
@@ -420,13 +432,13 @@ fn details(o: &mut String, summary: &str, body: impl FnOnce(&mut String)) {
     let _ = writeln!(o);
 }
 
-fn delta_details(o: &mut String, title: &str, what: &str, rows: &[Delta], limit: usize) {
+pub(crate) fn delta_details(o: &mut String, title: &str, what: &str, rows: &[Delta], limit: usize) {
     let changed: Vec<&Delta> = rows.iter().filter(|r| r.base != r.diff).collect();
     let unchanged = rows.len() - changed.len();
-    let shown = changed.len().min(limit);
+    let listed = changed.len().min(limit);
     let mut summary = format!("{title}: {} changed", changed.len());
-    if shown < changed.len() {
-        summary.push_str(&format!(", the {shown} that moved most shown"));
+    if listed < changed.len() {
+        summary.push_str(&format!(", the {listed} that moved most shown"));
     }
     if unchanged > 0 {
         summary.push_str(&format!(", {unchanged} unchanged"));
@@ -438,7 +450,7 @@ fn delta_details(o: &mut String, title: &str, what: &str, rows: &[Delta], limit:
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} |",
-                md_escape(&r.name),
+                md_escape(&shown(&r.name)),
                 thousands(r.base),
                 thousands(r.diff),
                 signed_thousands(r.delta()),
@@ -449,7 +461,7 @@ fn delta_details(o: &mut String, title: &str, what: &str, rows: &[Delta], limit:
 }
 
 /// A PDIFF in red (more memory) or green (less), as the replay tool's summaries show them.
-fn colored_pdiff(base: u64, diff: u64) -> String {
+pub(crate) fn colored_pdiff(base: u64, diff: u64) -> String {
     let text = pdiff(base, diff);
     match diff.cmp(&base) {
         std::cmp::Ordering::Greater => format!("<span style=\"color:red\">{text}</span>"),
@@ -458,16 +470,28 @@ fn colored_pdiff(base: u64, diff: u64) -> String {
     }
 }
 
-/// Escapes text for HTML.
+/// Escapes text for HTML and XHTML: markup characters as entities, and the characters XML
+/// forbids (control characters other than tab and line breaks, non-characters) as visible
+/// pictures.
 pub fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if super::disguises(c) => out.push_str(&super::visible(c.encode_utf8(&mut [0; 4]))),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
-fn md_escape(s: &str) -> String {
-    html_escape(s).replace('|', "\\|").replace('`', "\\`")
+pub(crate) fn md_escape(s: &str) -> String {
+    super::md_text(s)
 }
 
 /// The JSON document (schema in `docs/formats.md`).
@@ -596,5 +620,107 @@ pub fn render_json(d: &MemDiff) -> String {
         json_str(&d.verdict.rule),
         strings(&d.verdict.failures),
         strings(&d.warnings),
+    )
+}
+
+/// The JSON document of a memdiff over collections (schema version 2, in `docs/formats.md`):
+/// the verdict, the totals over collections, and per collection its coverage and the
+/// version-1 document of its diff.
+pub fn render_report_json(r: &crate::diff::Report) -> String {
+    let strings = |v: &[String]| v.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",");
+    let totals = |t: &crate::diff::Totals| {
+        format!(
+            "{{\"bytes\":{},\"allocations\":{},\"used_bytes\":{},\"reserved_bytes\":{}}}",
+            t.bytes, t.allocations, t.used, t.reserved
+        )
+    };
+    let missing = |list: &[crate::diff::Missing]| {
+        list.iter()
+            .map(|m| {
+                format!(
+                    "{{\"context\":{},\"name\":{},\"tier\":{},\"bytes\":{}}}",
+                    m.context,
+                    m.name.as_deref().map_or("null".to_string(), json_str),
+                    m.tier.as_deref().map_or("null".to_string(), json_str),
+                    m.bytes
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let groups = ["Overall", "MinOpts", "FullOpts"]
+        .iter()
+        .map(|g| {
+            let (n, b, d) = r.group_totals(g);
+            format!(
+                "{{\"name\":{},\"methods\":{n},\"base\":{},\"diff\":{},\"pct\":{}}}",
+                json_str(g),
+                totals(&b),
+                totals(&d),
+                pct_change(b.bytes, d.bytes).map_or("null".to_string(), json_f64)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let collections = r
+        .collections
+        .iter()
+        .map(|c| {
+            let cov = &c.diff.coverage;
+            format!(
+                "{{\"name\":{},\"status\":{},\"coverage_failures\":[{}],\"missing_in_diff\":[{}],\"missing_in_base\":[{}],\"truncated\":[{}],\n\"diff\":{}}}",
+                json_str(&c.name),
+                json_str(match (c.coverage_failures.is_empty(), c.diff.verdict.regression) {
+                    (true, false) => "PASS",
+                    (true, true) => "FAIL",
+                    (false, false) => "INCOMPLETE",
+                    (false, true) => "INCOMPLETE, FAIL",
+                }),
+                strings(&c.coverage_failures),
+                missing(&cov.missing_in_diff),
+                missing(&cov.missing_in_base),
+                strings(&cov.truncated),
+                render_json(&c.diff).trim_end()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",\n");
+    let one_sided = r
+        .one_sided
+        .iter()
+        .map(|s| {
+            format!(
+                "{{\"name\":{},\"reason\":{}}}",
+                json_str(&s.name),
+                json_str(&s.reason)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let (base_missed, diff_missed) = r.missed();
+    let o = &r.outcome;
+    format!(
+        concat!(
+            "{{\"schema_version\":2,\n",
+            "\"verdict\":{{\"status\":{},\"exit_code\":{},\"rule\":{},\"failures\":[{}]}},\n",
+            "\"coverage_rules\":{{\"max_missed\":{},\"allow_truncated\":{}}},\n",
+            "\"min_delta_bytes\":{},\n",
+            "\"totals\":[{}],\n",
+            "\"missed\":{{\"by_base\":{},\"by_diff\":{}}},\n",
+            "\"one_sided\":[{}],\n",
+            "\"collections\":[\n{}]}}\n"
+        ),
+        json_str(o.status.label()),
+        o.status.exit_code(),
+        json_str(&o.rule),
+        strings(&o.failures),
+        json_f64(r.rules.max_missed),
+        r.rules.allow_truncated,
+        r.min_delta_bytes,
+        groups,
+        base_missed,
+        diff_missed,
+        one_sided,
+        collections
     )
 }

@@ -5,18 +5,151 @@
 use std::fmt::Write as _;
 
 use super::diff::{html_escape as esc, pdiff, render_text};
-use super::{signed_thousands, thousands};
-use crate::diff::{Delta, MemDiff, MethodDelta, CHANGE_BUCKETS};
+use super::{shown, signed_thousands, thousands};
+use crate::diff::{Delta, MemDiff, MethodDelta, Report, Status, CHANGE_BUCKETS};
 
 const RED: &str = "#c62828";
 const GREEN: &str = "#2e7d32";
 const GREY: &str = "#9e9e9e";
 
-/// The page.
+/// The page of a memdiff over collections: the verdict, a table and a chart of the
+/// collections, the kinds that moved across them, the methods found on one side only, then
+/// each collection's own sections and the console report.
+pub fn render_report_html(r: &Report) -> String {
+    let mut o = String::new();
+    page_head(&mut o);
+    let status = r.outcome.status;
+    let class = if status == Status::Pass {
+        "pass"
+    } else {
+        "fail"
+    };
+    let _ = writeln!(
+        o,
+        "<p class=\"verdict {class}\">{}</p>",
+        esc(&format!(
+            "{} (exit {}): {}",
+            status.label(),
+            status.exit_code(),
+            r.outcome.rule
+        ))
+    );
+    if r.outcome.failures.len() > 1 {
+        let _ = writeln!(o, "<ul>");
+        for f in &r.outcome.failures {
+            let _ = writeln!(o, "<li>{}</li>", esc(f));
+        }
+        let _ = writeln!(o, "</ul>");
+    }
+    let _ = writeln!(o, "<h2>Collections</h2>");
+    let _ = writeln!(o, "<table id=\"collections\">\n<tr><th>Collection</th><th class=\"n\">Matched</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">PDIFF</th><th class=\"n\">MinOpts</th><th class=\"n\">FullOpts</th><th class=\"n\">Missed by base</th><th class=\"n\">Missed by diff</th><th>Verdict</th></tr>");
+    let group_pdiff = |c: &crate::diff::CollectionDiff, g: &str| {
+        c.group(g)
+            .map_or(String::new(), |g| span(g.base.bytes, g.diff.bytes))
+    };
+    for c in &r.collections {
+        let (g, cov) = (c.diff.overall(), &c.diff.coverage);
+        let verdict = match (c.coverage_failures.is_empty(), c.diff.verdict.regression) {
+            (true, false) => "pass",
+            (true, true) => "FAIL",
+            (false, false) => "INCOMPLETE",
+            (false, true) => "INCOMPLETE, FAIL",
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{verdict}</td></tr>",
+            esc(&shown(&c.name)),
+            thousands(cov.matched),
+            thousands(g.base.bytes),
+            thousands(g.diff.bytes),
+            span(g.base.bytes, g.diff.bytes),
+            group_pdiff(c, "MinOpts"),
+            group_pdiff(c, "FullOpts"),
+            thousands(cov.only_diff),
+            thousands(cov.only_base)
+        );
+    }
+    for s in &r.one_sided {
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td colspan=\"8\">not compared: {}</td><td>INCOMPLETE</td></tr>",
+            esc(&shown(&s.name)),
+            esc(&s.reason)
+        );
+    }
+    let _ = writeln!(o, "</table>");
+    let _ = writeln!(o, "<h2>Bytes by collection</h2>");
+    let per_collection: Vec<Delta> = r
+        .collections
+        .iter()
+        .map(|c| Delta {
+            name: c.name.clone(),
+            base: c.diff.overall().base.bytes,
+            diff: c.diff.overall().diff.bytes,
+        })
+        .collect();
+    delta_bars(&mut o, &per_collection);
+    let kinds = r.deltas_across(false);
+    if !kinds.is_empty() {
+        let _ = writeln!(o, "<h2>Kinds that moved most, across collections</h2>");
+        delta_bars(&mut o, &kinds);
+        delta_table(&mut o, "Kind", &kinds);
+    }
+    let missing = r.missing_across(20);
+    if !missing.is_empty() {
+        let _ = writeln!(o, "<h2>Largest methods compiled on one side only</h2>\n<table>\n<tr><th>Collection</th><th>Missing from</th><th class=\"n\">Context</th><th>Method</th><th>Tier</th><th class=\"n\">Bytes</th></tr>");
+        for (name, side, m) in missing {
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td>{side}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
+                esc(&shown(name)),
+                if m.context >= 0 { m.context.to_string() } else { String::new() },
+                esc(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
+                esc(&shown(m.tier.as_deref().unwrap_or(""))),
+                thousands(m.bytes)
+            );
+        }
+        let _ = writeln!(o, "</table>");
+    }
+    for c in &r.collections {
+        let _ = writeln!(o, "<h2>Collection {}</h2>", esc(&shown(&c.name)));
+        for f in &c.coverage_failures {
+            let _ = writeln!(o, "<p class=\"verdict fail\">INCOMPLETE: {}</p>", esc(f));
+        }
+        collection_sections(&mut o, &c.diff, "h3");
+    }
+    let _ = writeln!(
+        o,
+        "<h2>Full report</h2>\n<pre>{}</pre>\n</body>\n</html>",
+        esc(&crate::report::summary::render_text(r))
+    );
+    o
+}
+
+/// The page of one collection's diff.
 pub fn render_html(d: &MemDiff) -> String {
     let mut o = String::new();
-    let g = d.overall();
+    page_head(&mut o);
     let verdict_class = if d.verdict.regression { "fail" } else { "pass" };
+    let _ = writeln!(
+        o,
+        "<p class=\"verdict {verdict_class}\">{}</p>",
+        esc(&format!(
+            "{}: {}",
+            if d.verdict.regression { "FAIL" } else { "PASS" },
+            d.verdict.rule
+        ))
+    );
+    collection_sections(&mut o, d, "h2");
+    let _ = writeln!(
+        o,
+        "<h2>Full report</h2>\n<pre>{}</pre>\n</body>\n</html>",
+        esc(&render_text(d))
+    );
+    o
+}
+
+fn page_head(o: &mut String) {
     let _ = write!(
         o,
         concat!(
@@ -36,15 +169,11 @@ pub fn render_html(d: &MemDiff) -> String {
         red = RED,
         green = GREEN
     );
-    let _ = writeln!(
-        o,
-        "<p class=\"verdict {verdict_class}\">{}</p>",
-        esc(&format!(
-            "{}: {}",
-            if d.verdict.regression { "FAIL" } else { "PASS" },
-            d.verdict.rule
-        ))
-    );
+}
+
+/// The sections of one collection's diff, under headings of level `h` (`h2`, `h3`).
+fn collection_sections(o: &mut String, d: &MemDiff, h: &str) {
+    let g = d.overall();
     let _ = writeln!(
         o,
         "<p>Bytes requested: {} &#8594; {} ({}) over {} matched methods; {} only in base, {} only in diff.</p>",
@@ -55,7 +184,7 @@ pub fn render_html(d: &MemDiff) -> String {
         thousands(d.coverage.only_base),
         thousands(d.coverage.only_diff)
     );
-    let _ = writeln!(o, "<h2>Totals</h2>\n<table>\n<tr><th>Collection</th><th class=\"n\">Methods</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">Delta</th><th class=\"n\">PDIFF</th></tr>");
+    let _ = writeln!(o, "<{h}>Totals</{h}>\n<table>\n<tr><th>Collection</th><th class=\"n\">Methods</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">Delta</th><th class=\"n\">PDIFF</th></tr>");
     for grp in &d.groups {
         let _ = writeln!(
             o,
@@ -70,18 +199,18 @@ pub fn render_html(d: &MemDiff) -> String {
     }
     let _ = writeln!(o, "</table>");
     if d.has_kinds {
-        let _ = writeln!(o, "<h2>Kinds that moved most</h2>");
-        delta_bars(&mut o, &d.kinds);
-        delta_table(&mut o, "Kind", &d.kinds);
+        let _ = writeln!(o, "<{h}>Kinds that moved most</{h}>");
+        delta_bars(o, &d.kinds);
+        delta_table(o, "Kind", &d.kinds);
     }
     if !d.phases.is_empty() {
-        let _ = writeln!(o, "<h2>Phases</h2>");
-        delta_table(&mut o, "Phase", &d.phases);
+        let _ = writeln!(o, "<{h}>Phases</{h}>");
+        delta_table(o, "Phase", &d.phases);
     }
-    let _ = writeln!(o, "<h2>Methods: base against diff</h2>\n<p>Bytes requested per method, both axes logarithmic; above the diagonal a method grew (red), below it shrank (green). {} of {} matched methods are drawn.</p>", thousands(d.scatter.len() as u64), thousands(d.coverage.matched));
-    scatter(&mut o, &d.scatter);
-    let _ = writeln!(o, "<h2>Distribution of per-method change</h2>");
-    histogram(&mut o, &d.distribution.change_histogram);
+    let _ = writeln!(o, "<{h}>Methods: base against diff</{h}>\n<p>Bytes requested per method, both axes logarithmic; above the diagonal a method grew (red), below it shrank (green). {} of {} matched methods are drawn.</p>", thousands(d.scatter.len() as u64), thousands(d.coverage.matched));
+    scatter(o, &d.scatter);
+    let _ = writeln!(o, "<{h}>Distribution of per-method change</{h}>");
+    histogram(o, &d.distribution.change_histogram);
     for (title, list) in [
         ("Methods that grew most", &d.top_growth),
         ("Methods that shrank most", &d.top_shrinkage),
@@ -92,16 +221,10 @@ pub fn render_html(d: &MemDiff) -> String {
         ),
     ] {
         if !list.is_empty() {
-            let _ = writeln!(o, "<h2>{title}</h2>");
-            method_table(&mut o, list, d.has_kinds);
+            let _ = writeln!(o, "<{h}>{title}</{h}>");
+            method_table(o, list, d.has_kinds);
         }
     }
-    let _ = writeln!(
-        o,
-        "<h2>Full report</h2>\n<pre>{}</pre>\n</body>\n</html>",
-        esc(&render_text(d))
-    );
-    o
 }
 
 fn span(base: u64, diff: u64) -> String {
@@ -119,7 +242,7 @@ fn delta_table(o: &mut String, what: &str, rows: &[Delta]) {
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-            esc(&r.name),
+            esc(&shown(&r.name)),
             thousands(r.base),
             thousands(r.diff),
             signed_thousands(r.delta()),
@@ -133,7 +256,7 @@ fn method_table(o: &mut String, list: &[MethodDelta], kinds: bool) {
     let _ = writeln!(o, "<table>\n<tr><th>Method</th><th>Tier</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">Delta</th><th class=\"n\">PDIFF</th>{}</tr>", if kinds { "<th>Kind that moved most</th>" } else { "" });
     for m in list {
         let kind = match (&m.top_kind, kinds) {
-            (Some((k, v)), true) => format!("<td>{} {}</td>", esc(k), signed_thousands(*v)),
+            (Some((k, v)), true) => format!("<td>{} {}</td>", esc(&shown(k)), signed_thousands(*v)),
             (None, true) => "<td></td>".to_string(),
             _ => String::new(),
         };
@@ -141,8 +264,8 @@ fn method_table(o: &mut String, list: &[MethodDelta], kinds: bool) {
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>{kind}</tr>",
-            esc(name),
-            esc(m.tier.as_deref().unwrap_or("")),
+            esc(&shown(name)),
+            esc(&shown(m.tier.as_deref().unwrap_or(""))),
             thousands(m.base),
             thousands(m.diff),
             signed_thousands(i128::from(m.diff) - i128::from(m.base)),
@@ -188,9 +311,9 @@ fn delta_bars(o: &mut String, rows: &[Delta]) {
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{}\" fill=\"{color}\"><title>{}: {} ({})</title></rect><text x=\"{tx:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{} ({})</text>",
             label_w - 6.0,
             y + 13.0,
-            esc(&r.name),
+            esc(&shown(&r.name)),
             row_h - 6.0,
-            esc(&r.name),
+            esc(&shown(&r.name)),
             signed_thousands(delta),
             esc(&pdiff(r.base, r.diff)),
             y + 13.0,

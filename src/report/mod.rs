@@ -4,8 +4,68 @@
 pub mod diff;
 pub mod html;
 pub mod stats;
+pub mod summary;
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// Whether a character would hide or disguise text when shown: a control character, a
+/// bidirectional override or isolate (which can reorder what a reader sees), or a
+/// non-character.
+pub(crate) fn disguises(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+}
+
+/// A name from a compiled program or a JIT (a method, kind, phase or collection name), made
+/// safe to show on a terminal or in a document: control characters become their visible
+/// pictures (a newline shows as `␊`, an escape as `␛`), bidirectional overrides and
+/// non-characters become `�`. Everything else is kept.
+pub fn visible(name: &str) -> Cow<'_, str> {
+    if !name.chars().any(disguises) {
+        return Cow::Borrowed(name);
+    }
+    Cow::Owned(
+        name.chars()
+            .map(|c| match c as u32 {
+                n @ 0..=0x1F => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
+                0x7F => '\u{2421}',
+                _ if disguises(c) => '\u{FFFD}',
+                _ => c,
+            })
+            .collect(),
+    )
+}
+
+/// Longest name shown, in characters: a longer one is cut and ends in `…`, so that a hostile
+/// name cannot push a pull request comment past its size limit or flood a terminal.
+pub const NAME_SHOWN: usize = 200;
+
+/// A name as a report shows it: [`visible`], and cut at [`NAME_SHOWN`] characters.
+pub fn shown(name: &str) -> Cow<'_, str> {
+    let name = visible(name);
+    match name.char_indices().nth(NAME_SHOWN) {
+        None => name,
+        Some((at, _)) => Cow::Owned(format!("{}…", &name[..at])),
+    }
+}
+
+/// Text as markdown that renders as exactly those characters and nothing else: no element,
+/// link, image, emphasis, code span, math, entity, autolink or table cell break can come from
+/// it. [`visible`] first, then every ASCII punctuation character escaped with a backslash
+/// (CommonMark lets any of them be).
+pub fn md_text(text: &str) -> String {
+    let text = visible(text);
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
 
 /// `1234567` as `1,234,567`.
 pub fn thousands(n: u64) -> String {

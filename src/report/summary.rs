@@ -1,0 +1,497 @@
+//! The memdiff report over collections: the markdown summary for a pull request (in the shape
+//! of the .NET JIT replay tool's diff summaries), the long markdown with every collection's
+//! detail, and the console text.
+//!
+//! Every name (collection, method, kind, phase, tier) goes through [`md_text`] or [`shown`]:
+//! no name can add markup to a report.
+
+use std::fmt::Write as _;
+
+use super::diff::{
+    colored_pdiff, delta_details, details, method_label, pdiff, render_collection_markdown,
+    render_text_body,
+};
+use super::{md_text, pct, shown, signed_thousands, thousands, visible};
+use crate::diff::{pct_change, Report, Status, Totals};
+
+/// The tier groups the summary shows, in order.
+const GROUPS: [&str; 3] = ["Overall", "MinOpts", "FullOpts"];
+
+/// Rows shown in the summary's lists (kinds, phases, methods).
+const SUMMARY_ROWS: usize = 10;
+
+fn verdict_words(r: &Report) -> String {
+    let o = &r.outcome;
+    format!("{} (exit {})", o.status.label(), o.status.exit_code())
+}
+
+fn contexts_line(r: &Report) -> String {
+    let (all, _, _) = r.group_totals("Overall");
+    let (min, _, _) = r.group_totals("MinOpts");
+    let (full, _, _) = r.group_totals("FullOpts");
+    format!(
+        "Diffs are based on {} contexts ({} MinOpts, {} FullOpts).",
+        thousands(all),
+        thousands(min),
+        thousands(full)
+    )
+}
+
+fn missed_line(r: &Report) -> String {
+    let (base_missed, diff_missed) = r.missed();
+    let (mut base_side, mut diff_side) = (0, 0);
+    for c in &r.collections {
+        base_side += c.diff.coverage.base_methods();
+        diff_side += c.diff.coverage.diff_methods();
+    }
+    format!(
+        "MISSED contexts: base: {} ({}), diff: {} ({})",
+        thousands(base_missed),
+        pct(base_missed, diff_side),
+        thousands(diff_missed),
+        pct(diff_missed, base_side)
+    )
+}
+
+/// Whether a change shows when rounded to two decimals.
+fn significant(base: u64, diff: u64) -> bool {
+    pct_change(base, diff).map_or(diff != base, |p| (p * 100.0).round() != 0.0)
+}
+
+/// The collections whose `group` changed significantly: (name, base bytes, diff bytes).
+fn significant_rows<'a>(r: &'a Report, group: &str) -> Vec<(&'a str, u64, u64)> {
+    r.collections
+        .iter()
+        .filter_map(|c| {
+            c.group(group)
+                .map(|g| (c.name.as_str(), g.base.bytes, g.diff.bytes))
+        })
+        .filter(|&(_, b, d)| significant(b, d))
+        .collect()
+}
+
+/// `+0.12% to +31.40%` (colored), or one figure when the change is the same everywhere.
+fn range(rows: &[(&str, u64, u64)]) -> String {
+    let by_pct = |&&(_, b, d): &&(&str, u64, u64)| pct_change(b, d).unwrap_or(f64::INFINITY);
+    let lo = rows.iter().min_by(|a, b| by_pct(a).total_cmp(&by_pct(b)));
+    let hi = rows.iter().max_by(|a, b| by_pct(a).total_cmp(&by_pct(b)));
+    match (lo, hi) {
+        (Some(lo), Some(hi)) if pdiff(lo.1, lo.2) != pdiff(hi.1, hi.2) => format!(
+            "{} to {}",
+            colored_pdiff(lo.1, lo.2),
+            colored_pdiff(hi.1, hi.2)
+        ),
+        (Some(lo), _) => colored_pdiff(lo.1, lo.2),
+        _ => String::new(),
+    }
+}
+
+/// The pull request summary.
+pub fn render_markdown(r: &Report) -> String {
+    let mut o = String::new();
+    let icon = if r.outcome.status == Status::Pass {
+        "✅"
+    } else {
+        "❌"
+    };
+    let _ = writeln!(o, "## jitarena memdiff: {icon} {}", verdict_words(r));
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{}", contexts_line(r));
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{}", missed_line(r));
+    let _ = writeln!(o);
+    let mut any = false;
+    for group in GROUPS {
+        let rows = significant_rows(r, group);
+        if rows.is_empty() {
+            continue;
+        }
+        any = true;
+        let _ = writeln!(o, "<details>");
+        let _ = writeln!(o, "<summary>{group} ({})</summary>", range(&rows));
+        let _ = writeln!(o);
+        let _ = writeln!(o, "|Collection|PDIFF|");
+        let _ = writeln!(o, "|---|--:|");
+        for (name, b, d) in rows {
+            let _ = writeln!(o, "|{}|{}|", md_text(&shown(name)), colored_pdiff(b, d));
+        }
+        let _ = writeln!(o);
+        let _ = writeln!(o, "</details>");
+        let _ = writeln!(o);
+    }
+    if !any {
+        let _ = writeln!(o, "No significant memory differences found");
+        let _ = writeln!(o);
+    }
+    details(&mut o, "Details", |o| {
+        for (group, title) in GROUPS.iter().zip(["All contexts", "MinOpts", "FullOpts"]) {
+            totals_table(o, r, group, title);
+        }
+        coverage_table(o, r);
+    });
+    let kinds = r.deltas_across(false);
+    if kinds.iter().any(|k| k.base != k.diff) {
+        delta_details(
+            &mut o,
+            "Kinds that moved, across collections",
+            "Kind",
+            &kinds,
+            SUMMARY_ROWS,
+        );
+    }
+    let phases = r.deltas_across(true);
+    if phases.iter().any(|k| k.base != k.diff) {
+        delta_details(
+            &mut o,
+            "Phases that moved, across collections",
+            "Phase",
+            &phases,
+            SUMMARY_ROWS,
+        );
+    }
+    let failed: Vec<_> = r
+        .collections
+        .iter()
+        .filter(|c| c.diff.verdict.regression && r.collections.len() > 1)
+        .collect();
+    if !failed.is_empty() {
+        details(
+            &mut o,
+            "Kinds and phases that moved in each failed collection",
+            |o| {
+                for c in failed {
+                    let _ = writeln!(o, "Collection {}:", md_text(&shown(&c.name)));
+                    let _ = writeln!(o);
+                    for (what, rows) in [("Kind", &c.diff.kinds), ("Phase", &c.diff.phases)] {
+                        let rows: Vec<_> = rows.iter().filter(|d| d.base != d.diff).collect();
+                        if rows.is_empty() {
+                            continue;
+                        }
+                        let _ = writeln!(o, "|{what}|Base|Diff|Delta|PDIFF|");
+                        let _ = writeln!(o, "|---|--:|--:|--:|--:|");
+                        for d in rows.into_iter().take(SUMMARY_ROWS) {
+                            let _ = writeln!(
+                                o,
+                                "|{}|{}|{}|{}|{}|",
+                                md_text(&shown(&d.name)),
+                                thousands(d.base),
+                                thousands(d.diff),
+                                signed_thousands(d.delta()),
+                                colored_pdiff(d.base, d.diff)
+                            );
+                        }
+                        let _ = writeln!(o);
+                    }
+                }
+            },
+        );
+    }
+    let grew = r.top_growth_across(SUMMARY_ROWS);
+    if !grew.is_empty() {
+        let title = format!(
+            "Methods that grew most (by at least {} bytes)",
+            thousands(r.min_delta_bytes.max(1))
+        );
+        details(&mut o, &title, |o| {
+            let _ = writeln!(o, "|Collection|Context|Method|Base|Diff|PDIFF|");
+            let _ = writeln!(o, "|---|--:|---|--:|--:|--:|");
+            for (name, m) in grew {
+                let _ = writeln!(
+                    o,
+                    "|{}|{}|{}|{}|{}|{}|",
+                    md_text(&shown(name)),
+                    context(m.context),
+                    md_text(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
+                    thousands(m.base),
+                    thousands(m.diff),
+                    colored_pdiff(m.base, m.diff)
+                );
+            }
+        });
+    }
+    missing_details(&mut o, r, SUMMARY_ROWS);
+    verdict_md(&mut o, r);
+    o
+}
+
+fn context(c: i64) -> String {
+    if c >= 0 {
+        c.to_string()
+    } else {
+        String::new()
+    }
+}
+
+fn totals_table(o: &mut String, r: &Report, group: &str, title: &str) {
+    let rows: Vec<_> = r
+        .collections
+        .iter()
+        .filter_map(|c| c.group(group).map(|g| (c.name.as_str(), g.base, g.diff)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "{title}:");
+    let _ = writeln!(o);
+    let _ = writeln!(o, "|Collection|Base bytes|Diff bytes|PDIFF|");
+    let _ = writeln!(o, "|---|--:|--:|--:|");
+    let row = |o: &mut String, name: &str, b: &Totals, d: &Totals| {
+        let _ = writeln!(
+            o,
+            "|{name}|{}|{}|{}|",
+            thousands(b.bytes),
+            thousands(d.bytes),
+            colored_pdiff(b.bytes, d.bytes)
+        );
+    };
+    for (name, b, d) in &rows {
+        row(o, &md_text(&shown(name)), b, d);
+    }
+    if rows.len() > 1 {
+        let (_, b, d) = r.group_totals(group);
+        row(o, "**Total**", &b, &d);
+    }
+    let _ = writeln!(o);
+}
+
+fn coverage_table(o: &mut String, r: &Report) {
+    let _ = writeln!(o, "Coverage:");
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "|Collection|Matched|Missed by base|Missed by diff|Logs cut short|"
+    );
+    let _ = writeln!(o, "|---|--:|--:|--:|--:|");
+    for c in &r.collections {
+        let cov = &c.diff.coverage;
+        let _ = writeln!(
+            o,
+            "|{}|{}|{} ({})|{} ({})|{}|",
+            md_text(&shown(&c.name)),
+            thousands(cov.matched),
+            thousands(cov.only_diff),
+            pct(cov.only_diff, cov.diff_methods()),
+            thousands(cov.only_base),
+            pct(cov.only_base, cov.base_methods()),
+            cov.truncated.len()
+        );
+    }
+    for s in &r.one_sided {
+        let _ = writeln!(
+            o,
+            "|{}|not compared: {}||||",
+            md_text(&shown(&s.name)),
+            md_text(&s.reason)
+        );
+    }
+}
+
+fn missing_details(o: &mut String, r: &Report, n: usize) {
+    let missing = r.missing_across(n);
+    if missing.is_empty() {
+        return;
+    }
+    details(
+        o,
+        "Largest methods compiled on one side only (where a JIT crashed or skipped)",
+        |o| {
+            let _ = writeln!(o, "|Collection|Missing from|Context|Method|Tier|Bytes|");
+            let _ = writeln!(o, "|---|---|--:|---|---|--:|");
+            for (name, side, m) in missing {
+                let _ = writeln!(
+                    o,
+                    "|{}|{side}|{}|{}|{}|{}|",
+                    md_text(&shown(name)),
+                    context(m.context),
+                    md_text(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
+                    md_text(&shown(m.tier.as_deref().unwrap_or(""))),
+                    thousands(m.bytes)
+                );
+            }
+        },
+    );
+}
+
+fn verdict_md(o: &mut String, r: &Report) {
+    let out = &r.outcome;
+    let _ = writeln!(
+        o,
+        "**{}** (exit {}): {}",
+        out.status.label(),
+        out.status.exit_code(),
+        md_text(&out.rule)
+    );
+    if out.failures.len() > 1 {
+        let _ = writeln!(o);
+        for f in &out.failures {
+            let _ = writeln!(o, "- {}", md_text(f));
+        }
+    }
+}
+
+/// The long markdown: the summary, then every collection's full detail.
+pub fn render_long_markdown(r: &Report) -> String {
+    let mut o = render_markdown(r);
+    for c in &r.collections {
+        let _ = writeln!(o);
+        let heading = format!("## Collection {}", md_text(&shown(&c.name)));
+        o.push_str(&render_collection_markdown(&c.diff, &heading, true));
+        if !c.coverage_failures.is_empty() {
+            let _ = writeln!(o, "**INCOMPLETE** coverage:");
+            let _ = writeln!(o);
+            for f in &c.coverage_failures {
+                let _ = writeln!(o, "- {}", md_text(f));
+            }
+            let _ = writeln!(o);
+        }
+    }
+    o
+}
+
+/// The console report: one collection in full, or a table of collections with what moved
+/// across them; then the coverage and the verdict.
+pub fn render_text(r: &Report) -> String {
+    let mut o = String::new();
+    match (r.collections.as_slice(), r.one_sided.is_empty()) {
+        ([only], true) => o.push_str(&render_text_body(&only.diff)),
+        _ => collections_text(&mut o, r),
+    }
+    let missing = r.missing_across(10);
+    if !missing.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Largest methods compiled on one side only");
+        for (name, side, m) in missing {
+            let _ = writeln!(
+                o,
+                "  {:>13}  missing from {side:<4}  {}  {}{}",
+                thousands(m.bytes),
+                shown(name),
+                shown(m.name.as_deref().unwrap_or("(unknown method)")),
+                if m.context >= 0 {
+                    format!(" [context {}]", m.context)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{}: {}", verdict_words(r), visible(&r.outcome.rule));
+    if r.outcome.failures.len() > 1 {
+        for f in &r.outcome.failures {
+            let _ = writeln!(o, "  - {}", visible(f));
+        }
+    }
+    o
+}
+
+fn collections_text(o: &mut String, r: &Report) {
+    let _ = writeln!(
+        o,
+        "jitarena memdiff: {} collection{}",
+        r.collections.len() + r.one_sided.len(),
+        if r.collections.len() + r.one_sided.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    let _ = writeln!(o, "{}", contexts_line(r));
+    let _ = writeln!(o, "{}", missed_line(r));
+    let _ = writeln!(o);
+    let w = r
+        .collections
+        .iter()
+        .map(|c| shown(&c.name).chars().count())
+        .chain(r.one_sided.iter().map(|c| shown(&c.name).chars().count()))
+        .max()
+        .unwrap_or(0)
+        .max(24);
+    let _ = writeln!(
+        o,
+        "{:<w$} {:>12} {:>16} {:>16} {:>9}  {:>9} {:>9}  verdict",
+        "Collection", "Methods", "Base bytes", "Diff bytes", "PDIFF", "base miss", "diff miss"
+    );
+    for c in &r.collections {
+        let g = c.diff.overall();
+        let cov = &c.diff.coverage;
+        let verdict = match (c.coverage_failures.is_empty(), c.diff.verdict.regression) {
+            (true, false) => "pass",
+            (true, true) => "FAIL",
+            (false, false) => "INCOMPLETE",
+            (false, true) => "INCOMPLETE, FAIL",
+        };
+        let _ = writeln!(
+            o,
+            "{:<w$} {:>12} {:>16} {:>16} {:>9}  {:>9} {:>9}  {verdict}",
+            shown(&c.name),
+            thousands(cov.matched),
+            thousands(g.base.bytes),
+            thousands(g.diff.bytes),
+            pdiff(g.base.bytes, g.diff.bytes),
+            thousands(cov.only_diff),
+            thousands(cov.only_base),
+        );
+    }
+    for s in &r.one_sided {
+        let _ = writeln!(
+            o,
+            "{:<w$} not compared: {}",
+            shown(&s.name),
+            visible(&s.reason)
+        );
+    }
+    let (n, b, d) = r.group_totals("Overall");
+    let _ = writeln!(
+        o,
+        "{:<w$} {:>12} {:>16} {:>16} {:>9}",
+        "Total",
+        thousands(n),
+        thousands(b.bytes),
+        thousands(d.bytes),
+        pdiff(b.bytes, d.bytes)
+    );
+    for (title, phases) in [("Kinds", false), ("Phases", true)] {
+        let rows = r.deltas_across(phases);
+        let changed: Vec<_> = rows.iter().filter(|d| d.base != d.diff).collect();
+        if changed.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{title} that moved most, across collections ({} changed)",
+            changed.len()
+        );
+        for d in changed.into_iter().take(SUMMARY_ROWS) {
+            let _ = writeln!(
+                o,
+                "  {:<30} {:>16} {:>16} {:>15} {:>9}",
+                shown(&d.name),
+                thousands(d.base),
+                thousands(d.diff),
+                signed_thousands(d.delta()),
+                pdiff(d.base, d.diff)
+            );
+        }
+    }
+    let grew = r.top_growth_across(SUMMARY_ROWS);
+    if !grew.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "Methods that grew most (by at least {} bytes)",
+            thousands(r.min_delta_bytes.max(1))
+        );
+        for (name, m) in grew {
+            let _ = writeln!(
+                o,
+                "  {:>13} {:>9}  {}  {}",
+                signed_thousands(i128::from(m.diff) - i128::from(m.base)),
+                pdiff(m.base, m.diff),
+                shown(name),
+                method_label(m)
+            );
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! memdiff over collections: the verdict names the collection that regressed, coverage is part
+//! of the gate (one-sided collections, missed methods, no match, logs cut short), the summary's
+//! ranges and significance rule, and the checked-in summary of three collections.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use jitarena::cli::gen_log;
+use jitarena::gen::{GenOptions, Generator};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("collections");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Writes a generated stats log of `methods` methods to `path` (creating its directory).
+fn log_at(path: &Path, seed: u64, methods: u64, scale: &[(&str, f64)]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let scale = scale.iter().map(|(k, p)| (k.to_string(), *p)).collect();
+    gen_log(
+        &Generator::new(GenOptions {
+            seed,
+            methods,
+            scale,
+        })
+        .unwrap(),
+        path,
+    )
+    .unwrap();
+}
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_jitarena"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+const NAMES: [&str; 3] = ["benchmarks.run", "libraries.pmi", "realworld.run"];
+
+/// Base and diff roots of three collections (seeds 1, 2, 3), the diff side scaled by `scale`
+/// in collection `regressed` only (or in all with `None`).
+fn roots(tag: &str, regressed: Option<usize>, scale: &[(&str, f64)]) -> (PathBuf, PathBuf) {
+    let (base, diff) = (tmp(&format!("{tag}/base")), tmp(&format!("{tag}/diff")));
+    let _ = std::fs::remove_dir_all(tmp(tag));
+    for (i, name) in NAMES.iter().enumerate() {
+        let seed = i as u64 + 1;
+        log_at(&base.join(name).join("shard0.jas"), seed, 120, &[]);
+        let scaled = regressed.is_none_or(|r| r == i);
+        log_at(
+            &diff.join(name).join("shard0.jas"),
+            seed,
+            120,
+            if scaled { scale } else { &[] },
+        );
+    }
+    (base, diff)
+}
+
+/// Every kind of the generator's schema, scaled by `pct`.
+fn all_kinds(pct: f64) -> Vec<(&'static str, f64)> {
+    jitarena::gen::RYUJIT_KINDS
+        .iter()
+        .map(|k| (*k, pct))
+        .collect()
+}
+
+#[test]
+fn a_regression_in_one_of_three_collections_fails_and_is_named() {
+    let (base, diff) = roots("one-regressed", Some(1), &[("LSRA", 60.0)]);
+    let md = tmp("one-regressed.md");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&base),
+        "--diff-root",
+        s(&diff),
+        "--md",
+        s(&md),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let verdict = out.lines().last().unwrap();
+    assert!(
+        verdict.starts_with("FAIL (exit 1): regression in libraries.pmi: kind LSRA grew"),
+        "{verdict}"
+    );
+    assert!(!verdict.contains("benchmarks.run") && !verdict.contains("realworld.run"));
+    // The summary names the collection, and only it, as significant.
+    let md = std::fs::read_to_string(&md).unwrap();
+    check_expected("collections.md", &md);
+}
+
+#[test]
+fn every_collection_at_plus_one_percent_passes() {
+    let (base, diff) = roots("all-plus-one", None, &all_kinds(1.0));
+    let md = tmp("all-plus-one.md");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&base),
+        "--diff-root",
+        s(&diff),
+        "--md",
+        s(&md),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("PASS (exit 0): no regression in 3 collections"),
+        "{out}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    // Each collection moved by about +1%: all three are significant and listed in Overall.
+    let overall = section(&md, "<summary>Overall (");
+    for name in NAMES {
+        assert!(overall.contains(&md_name(name)), "{name} in {overall}");
+    }
+    assert!(!md.contains("No significant memory differences found"));
+}
+
+/// A collection name as the markdown escapes it.
+fn md_name(name: &str) -> String {
+    name.replace('.', "\\.")
+}
+
+/// The `<details>` block that starts with `start`.
+fn section<'a>(md: &'a str, start: &str) -> &'a str {
+    let at = md
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start:?} in\n{md}"));
+    let end = md[at..].find("</details>").unwrap() + at;
+    &md[at..end]
+}
+
+#[test]
+fn the_summary_line_gives_the_range_and_lists_only_significant_changes() {
+    // benchmarks.run: +~2%; libraries.pmi: +~10%; realworld.run: unchanged.
+    let (base, diff) = (tmp("range/base"), tmp("range/diff"));
+    let _ = std::fs::remove_dir_all(tmp("range"));
+    for (i, (name, pct)) in NAMES.iter().zip([2.0, 10.0, 0.0]).enumerate() {
+        let seed = i as u64 + 1;
+        log_at(&base.join(name).join("a.jas"), seed, 80, &[]);
+        let scale = if pct > 0.0 { all_kinds(pct) } else { vec![] };
+        log_at(&diff.join(name).join("a.jas"), seed, 80, &scale);
+    }
+    let md = tmp("range.md");
+    let json = tmp("range.json");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&base),
+        "--diff-root",
+        s(&diff),
+        "--md",
+        s(&md),
+        "--json",
+        s(&json),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["schema_version"], 2);
+    let pct_of = |name: &str| -> f64 {
+        let c = doc["collections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in the JSON"));
+        c["diff"]["groups"][0]["pct"].as_f64().unwrap()
+    };
+    let (lo, hi) = (pct_of("benchmarks.run"), pct_of("libraries.pmi"));
+    assert!(lo > 0.5 && hi > lo, "{lo} {hi}");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("<summary>Overall ("))
+        .unwrap();
+    assert_eq!(
+        line,
+        format!(
+            "<summary>Overall (<span style=\"color:red\">{lo:+.2}%</span> to <span style=\"color:red\">{hi:+.2}%</span>)</summary>"
+        )
+    );
+    let overall = section(&md, "<summary>Overall (");
+    assert!(overall.contains("|benchmarks\\.run|") && overall.contains("|libraries\\.pmi|"));
+    assert!(!overall.contains("realworld"), "unchanged: not significant");
+    // Every collection is in the details, with a total row.
+    let details = section(&md, "<summary>Details</summary>");
+    for name in NAMES {
+        assert!(details.contains(&format!("|{}|", md_name(name))));
+    }
+    assert!(details.contains("|**Total**|"));
+}
+
+#[test]
+fn nothing_significant_says_so() {
+    let (base, _) = roots("same", None, &[]);
+    let md = tmp("same.md");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&base),
+        "--diff-root",
+        s(&base),
+        "--md",
+        s(&md),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("\nNo significant memory differences found\n"),
+        "{md}"
+    );
+    assert!(!md.contains("<summary>Overall ("));
+}
+
+#[test]
+fn a_collection_on_one_side_only_fails() {
+    let (base, diff) = roots("one-sided", Some(0), &[]);
+    log_at(&base.join("coreclr_tests.run").join("a.jas"), 9, 20, &[]);
+    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 1, "{out}{err}");
+    let verdict = out.lines().last().unwrap();
+    assert!(
+        verdict.starts_with("INCOMPLETE (exit 1): incomplete: collection coreclr_tests.run: only under the base root"),
+        "{verdict}"
+    );
+    // An empty shard directory on one side (the JIT died before writing) fails the same way.
+    std::fs::create_dir_all(diff.join("coreclr_tests.run")).unwrap();
+    let (code, out, _) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("collection coreclr_tests.run: no log on the diff side"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_diff_missing_thirty_percent_of_a_collection_fails_with_the_counts() {
+    let (base, diff) = (tmp("missed/base.jas"), tmp("missed/diff.jas"));
+    log_at(&base, 4, 200, &[]);
+    log_at(&diff, 4, 140, &[]); // the diff JIT "crashed" on the last 60 methods
+    let json = tmp("missed.json");
+    let md = tmp("missed.md");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--collection",
+        "libraries.pmi",
+        s(&base),
+        s(&diff),
+        "--json",
+        s(&json),
+        "--md",
+        s(&md),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("INCOMPLETE (exit 1): incomplete: collection libraries.pmi: the diff misses 60 of the base's 200 methods (30.00%), above --max-missed 1%"),
+        "{out}"
+    );
+    // The largest missing methods are listed, so that the engineer can find the crash.
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("MISSED contexts: base: 0 (0.00%), diff: 60 (30.00%)"),
+        "{md}"
+    );
+    let missing = section(&md, "<summary>Largest methods compiled on one side only");
+    assert_eq!(
+        missing.matches("|libraries\\.pmi|diff|").count(),
+        10,
+        "{missing}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["verdict"]["status"], "INCOMPLETE");
+    assert_eq!(doc["collections"][0]["diff"]["coverage"]["only_base"], 60);
+    assert_eq!(
+        doc["collections"][0]["missing_in_diff"]
+            .as_array()
+            .unwrap()
+            .len(),
+        10
+    );
+    // A generous --max-missed lets the same diff pass.
+    let (code, _, _) = cli(&[
+        "memdiff",
+        "--collection",
+        "libraries.pmi",
+        s(&base),
+        s(&diff),
+        "--max-missed",
+        "40",
+    ]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn zero_matched_methods_fail() {
+    let (base, diff) = (tmp("nomatch/base.jas"), tmp("nomatch/diff.jas"));
+    log_at(&base, 5, 50, &[]);
+    // Contexts 0..49 in both, but renumbered: write the diff through a different generator
+    // seed and shift its contexts past the base's.
+    log_at(&diff, 5, 50, &[]);
+    let shifted = tmp("nomatch/shifted.jas");
+    shift_contexts(&diff, &shifted, 1_000_000);
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&shifted)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("no method matched (base 50 methods, diff 50)"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("PASS"),
+        "never PASS over 0 matched methods: {out}"
+    );
+}
+
+/// Copies a log with every context number moved by `by`.
+fn shift_contexts(from: &Path, to: &Path, by: i64) {
+    let (records, _) = jitarena::log::read_all(from).unwrap();
+    let file = std::fs::File::create(to).unwrap();
+    let mut w = jitarena::log::LogWriter::new(std::io::BufWriter::new(file)).unwrap();
+    for mut r in records {
+        r.info.context += by;
+        w.write_record(&r).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn a_log_cut_short_fails_unless_allowed() {
+    let (base, diff) = (tmp("cut/base.jas"), tmp("cut/diff.jas"));
+    log_at(&base, 6, 100, &[]);
+    log_at(&diff, 6, 100, &[]);
+    let bytes = std::fs::read(&diff).unwrap();
+    std::fs::write(&diff, &bytes[..bytes.len() - 3]).unwrap();
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&diff), "--max-missed", "5"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("was cut short"), "{out}");
+    assert!(out.contains("--allow-truncated accepts it"), "{out}");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        s(&base),
+        s(&diff),
+        "--max-missed",
+        "5",
+        "--allow-truncated",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("warning"), "the cut is still reported: {err}");
+}
+
+fn check_expected(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/expected")
+        .join(name);
+    if std::env::var("JITARENA_BLESS").as_deref() == Ok("1") {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // The checked-in summary holds the tmp paths of no one: compare it whole.
+    assert_eq!(
+        actual,
+        expected,
+        "{} differs (JITARENA_BLESS=1 rewrites it)",
+        path.display()
+    );
+}
