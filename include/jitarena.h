@@ -300,6 +300,20 @@ uint32_t jitarena_phase_count_configured(const jitarena* arena);
  * does no I/O. Returns 0, or JITARENA_E_IO when the record could not be written (the message
  * names the file), JITARENA_E_NULL / JITARENA_E_STATE for a NULL or dead arena.
  *
+ * A failed write never spoils the log: the records before it stay readable. The failed record
+ * is not in the log; the kind, phase and tier names it introduced are written again with the
+ * next record that needs them. When part of it reached the file (a short write, EFBIG, ENOSPC
+ * in mid-record), the file is cut back to its last whole record (ftruncate) and later records
+ * are written as usual; when that cut fails (a pipe, a device), every later record is refused
+ * with JITARENA_E_IO, so that no record ever lands after a torn one. A log that could not be
+ * opened from JITARENA_LOG fails every call with JITARENA_E_IO and the reason.
+ *
+ * fork(): a child process does not write to its parent's log or trace, and never hangs on a
+ * lock that a parent thread held at the fork. When the log's name has "%p", the child logs
+ * to a file of its own (the name with its process id), opened at its first record. Otherwise
+ * its records are refused with JITARENA_E_STATE (the aggregate still counts them) until it
+ * opens its own log with jitarena_log_open(); so are its methods for the parent's trace.
+ *
  * When no log was opened or closed with jitarena_log_open()/jitarena_log_close() before the
  * first call, the environment variable JITARENA_LOG names one ("%p" in it becomes the process
  * id, so that parallel workers write separate files).
@@ -308,7 +322,11 @@ int jitarena_method_done(jitarena* arena, const jitarena_method* method);
 
 /** Opens (creates or truncates) the stats log at `path` ("%p": the process id) for this copy of
  *  the library: a JIT that links its own copy names its own log. Returns 0, JITARENA_E_NULL,
- *  JITARENA_E_STATE if a log is already open, JITARENA_E_IO if the file cannot be created. */
+ *  JITARENA_E_STATE if a log is already open, JITARENA_E_IO if the file cannot be created.
+ *  Records are written unbuffered, one write per record; after a failed write the file is cut
+ *  back to its last whole record (see jitarena_method_done()). In a forked child, the child's
+ *  descriptor of the log inherited from the parent is closed, without writing to the log, and
+ *  the new log opened. */
 int jitarena_log_open(const char* path);
 
 /** Flushes and closes the stats log. Returns 0, JITARENA_E_STATE if none is open, or

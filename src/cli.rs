@@ -16,6 +16,7 @@ use crate::gen::{GenOptions, Generator};
 use crate::harness::{self, ReplayOptions};
 use crate::log::{LogWriter, MethodCounts};
 use crate::logtools::{self, DumpFormat};
+use crate::output::{check_not_input, OutputFile};
 use crate::report::{self, stats, thousands};
 use crate::trace::TraceWriter;
 
@@ -46,6 +47,9 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "csv")]
         format: Format,
+        /// Write here instead of to standard output (not over an input).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
     },
     /// Merge stats logs (shards) into one; kind lists are united by name.
     Merge {
@@ -266,21 +270,21 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 stats::render_text(&s)
             })?;
         }
-        Command::Dump { files, format } => {
+        Command::Dump {
+            files,
+            format,
+            output,
+        } => {
             let fmt = match format {
                 Format::Csv => DumpFormat::Csv,
                 Format::Jsonl => DumpFormat::Jsonl,
                 Format::Text => DumpFormat::Text,
             };
-            let files = stats::expand_inputs(&files)?;
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            let warnings = logtools::dump(&files, fmt, &mut out)?;
-            out.flush().map_err(|e| {
-                crate::format::io_error(Path::new("<standard output>"), "write", &e)
-            })?;
+            let warnings = dump(&files, fmt, output.as_deref())?;
             warn_all(&warnings);
         }
         Command::Merge { output, logs } => {
+            check_not_input(&output, &logs)?;
             let files = stats::expand_inputs(&logs)?;
             let (n, warnings) = logtools::merge(&files, &output)?;
             warn_all(&warnings);
@@ -319,6 +323,29 @@ fn run(cli: Cli) -> Result<u8, Error> {
         }
     }
     Ok(0)
+}
+
+/// `dump`: to standard output, or through a temporary file renamed to `output` when complete.
+fn dump(files: &[PathBuf], fmt: DumpFormat, output: Option<&Path>) -> Result<Vec<String>, Error> {
+    let Some(path) = output else {
+        let name = Path::new("<standard output>");
+        let files = stats::expand_inputs(files)?;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let warnings = logtools::dump(&files, fmt, &mut out, name)?;
+        out.flush()
+            .map_err(|e| crate::format::io_error(name, "write", &e))?;
+        return Ok(warnings);
+    };
+    check_not_input(path, files)?;
+    let files = stats::expand_inputs(files)?;
+    check_not_input(path, &files)?;
+    let file = OutputFile::create(path)?;
+    let mut out = std::io::BufWriter::new(file.file());
+    let warnings = logtools::dump(&files, fmt, &mut out, path)?;
+    out.into_inner()
+        .map_err(|e| crate::format::io_error(path, "write", e.error()))?;
+    file.commit()?;
+    Ok(warnings)
 }
 
 fn gen(args: GenArgs) -> Result<(), Error> {

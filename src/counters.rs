@@ -1,9 +1,7 @@
 //! What an arena counts: the names of its kinds and phases (the schema) and the counters of one
 //! method (or of many, summed).
 
-use std::sync::{Arc, OnceLock};
-
-use parking_lot::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::{Error, ErrorCode};
 use crate::sys::{JITARENA_MAX_KINDS, JITARENA_MAX_PHASES};
@@ -40,8 +38,8 @@ impl Schema {
     /// they share one copy of the names rather than copying them each time).
     pub fn interned(self) -> Arc<Schema> {
         const MAX_INTERNED: usize = 64;
-        static CACHE: OnceLock<Mutex<Vec<Arc<Schema>>>> = OnceLock::new();
-        let mut cache = CACHE.get_or_init(|| Mutex::new(Vec::new())).lock();
+        crate::fork::install_handlers();
+        let mut cache = lock_schema_cache();
         if let Some(found) = cache.iter().rev().find(|s| ***s == self) {
             return Arc::clone(found);
         }
@@ -61,6 +59,15 @@ impl Schema {
     pub fn phase_name(&self, i: usize) -> &str {
         self.phases.get(i).map_or(NO_PHASE_NAME, String::as_str)
     }
+}
+
+/// The schemas shared by arenas (see [`Schema::interned`]).
+static SCHEMA_CACHE: Mutex<Vec<Arc<Schema>>> = Mutex::new(Vec::new());
+
+/// Locks the shared schemas (also held across a `fork`, see `crate::fork`). A panic while it
+/// was held cannot leave it half-updated: its only update is one push.
+pub(crate) fn lock_schema_cache() -> MutexGuard<'static, Vec<Arc<Schema>>> {
+    SCHEMA_CACHE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {

@@ -3,7 +3,6 @@
 //! arena's counters for that method to a stats log, as a JIT calling `jitarena_method_done`
 //! would.
 
-use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,6 +13,7 @@ use crate::counters::Schema;
 use crate::error::Error;
 use crate::format::io_error;
 use crate::log::{LogWriter, MethodCounts};
+use crate::output::{check_not_input, OutputFile};
 use crate::sys::{jitarena, jitarena_event, JITARENA_DEFAULT_PAGE_SIZE};
 use crate::trace;
 
@@ -111,13 +111,15 @@ impl Drop for ReplayArena {
 }
 
 /// Replays every method of `traces`, into the stats log `output` when given (which needs
-/// counters: an uncounted replay has nothing to log).
+/// counters: an uncounted replay has nothing to log). The output may not be one of the traces
+/// or lie in a directory among them; it is written under a temporary name and renamed into
+/// place when the replay succeeds, so a failed replay leaves any earlier file as it was.
 pub fn replay(
     traces: &[PathBuf],
     output: Option<&Path>,
     options: &ReplayOptions,
 ) -> Result<ReplaySummary, Error> {
-    let mut log = match output {
+    let file = match output {
         Some(path) if !options.counters => {
             return Err(Error::new(
                 crate::ErrorCode::Config,
@@ -125,40 +127,54 @@ pub fn replay(
             ));
         }
         Some(path) => {
-            let file = File::create(path).map_err(|e| io_error(path, "create", &e))?;
-            let writer = LogWriter::new(BufWriter::with_capacity(1 << 16, file))
-                .map_err(|e| io_error(path, "write", &e))?;
-            Some((path, writer))
+            check_not_input(path, traces)?;
+            Some(OutputFile::create(path)?)
         }
         None => None,
     };
     let mut summary = ReplaySummary::default();
     let mut progress = Progress::new(options.progress, traces);
-    for path in traces {
-        let mut reader = trace::open(path)?;
-        replay_one(
-            &mut reader,
-            options,
-            &mut summary,
-            &mut progress,
-            |schema, info, counts| match &mut log {
-                Some((path, w)) => w
-                    .write(
-                        schema,
-                        info.name.as_deref(),
-                        info.context,
-                        info.tier.as_deref(),
-                        counts,
-                    )
-                    .map_err(|e| io_error(path, "write", &e)),
-                None => Ok(()),
-            },
-        )?;
-        summary.warnings.extend(reader.warnings());
-        progress.file_done();
+    {
+        let mut log = match &file {
+            Some(file) => {
+                let path = file.target();
+                let writer = LogWriter::new(BufWriter::with_capacity(1 << 16, file.file()))
+                    .map_err(|e| io_error(path, "write", &e))?;
+                Some((path, writer))
+            }
+            None => None,
+        };
+        for path in traces {
+            let mut reader = trace::open(path)?;
+            replay_one(
+                &mut reader,
+                options,
+                &mut summary,
+                &mut progress,
+                |schema, info, counts| match &mut log {
+                    Some((path, w)) => w
+                        .write(
+                            schema,
+                            info.name.as_deref(),
+                            info.context,
+                            info.tier.as_deref(),
+                            counts,
+                        )
+                        .map_err(|e| io_error(path, "write", &e)),
+                    None => Ok(()),
+                },
+            )?;
+            summary.warnings.extend(reader.warnings());
+            progress.file_done();
+        }
+        if let Some((path, w)) = log {
+            w.finish()
+                .and_then(|b| b.into_inner().map_err(|e| e.into_error()))
+                .map_err(|e| io_error(path, "write", &e))?;
+        }
     }
-    if let Some((path, w)) = log {
-        w.finish().map_err(|e| io_error(path, "write", &e))?;
+    if let Some(file) = file {
+        file.commit()?;
     }
     progress.finish(&summary);
     Ok(summary)

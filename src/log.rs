@@ -1,7 +1,7 @@
 //! The stats log: one checksummed record of counters per compiled method, preceded by the
 //! schema (kind and phase names) and tier names it refers to. Layout: `docs/formats.md`.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -73,69 +73,105 @@ pub struct MethodRecord {
 }
 
 /// The schema and tier tables of one file being written: each is written once, before the
-/// first record that refers to it.
+/// first record that refers to it. An entry counts as written only once the frame that carries
+/// it has reached the output: lookups only say what a record would add, and
+/// [`Dictionary::commit`] adds it after the write.
 #[derive(Default)]
 pub(crate) struct Dictionary {
     schemas: Vec<Arc<Schema>>,
     tiers: Vec<String>,
 }
 
+/// The ids of a record's schema and tier, and whether its frames define them.
+#[derive(Clone, Copy)]
+pub(crate) struct Ids {
+    schema: u64,
+    tier: u64,
+    new_schema: bool,
+    new_tier: bool,
+}
+
 impl Dictionary {
-    /// The id of `schema`, appending its frame to `out` the first time.
-    pub(crate) fn schema_id(&mut self, schema: &Arc<Schema>, out: &mut Vec<u8>) -> u64 {
-        if let Some(i) = self
+    /// The ids of `schema` and `tier` (tier 0: none); appends to `out` the frames of those not
+    /// written yet.
+    pub(crate) fn ids(&self, schema: &Arc<Schema>, tier: Option<&str>, out: &mut Vec<u8>) -> Ids {
+        let known = self
             .schemas
             .iter()
-            .position(|s| Arc::ptr_eq(s, schema) || **s == **schema)
-        {
-            return i as u64;
+            .position(|s| Arc::ptr_eq(s, schema) || **s == **schema);
+        let schema_id = known.unwrap_or(self.schemas.len()) as u64;
+        if known.is_none() {
+            let mut p = Vec::new();
+            put_varint(&mut p, schema_id);
+            put_varint(&mut p, schema.kinds.len() as u64);
+            schema.kinds.iter().for_each(|k| put_str(&mut p, k));
+            put_varint(&mut p, schema.phases.len() as u64);
+            schema.phases.iter().for_each(|k| put_str(&mut p, k));
+            put_frame(out, FRAME_SCHEMA, &p);
         }
-        let id = self.schemas.len() as u64;
-        let mut p = Vec::new();
-        put_varint(&mut p, id);
-        put_varint(&mut p, schema.kinds.len() as u64);
-        schema.kinds.iter().for_each(|k| put_str(&mut p, k));
-        put_varint(&mut p, schema.phases.len() as u64);
-        schema.phases.iter().for_each(|k| put_str(&mut p, k));
-        put_frame(out, FRAME_SCHEMA, &p);
-        self.schemas.push(Arc::clone(schema));
-        id
+        let (tier_id, new_tier) = match tier {
+            None => (0, false),
+            Some(tier) => match self.tiers.iter().position(|t| t == tier) {
+                Some(i) => (i as u64 + 1, false),
+                None => {
+                    let id = self.tiers.len() as u64 + 1;
+                    let mut p = Vec::new();
+                    put_varint(&mut p, id);
+                    put_str(&mut p, tier);
+                    put_frame(out, FRAME_TIER, &p);
+                    (id, true)
+                }
+            },
+        };
+        Ids {
+            schema: schema_id,
+            tier: tier_id,
+            new_schema: known.is_none(),
+            new_tier,
+        }
     }
 
-    /// The id of `tier` (0 for none), appending its frame to `out` the first time.
-    pub(crate) fn tier_id(&mut self, tier: Option<&str>, out: &mut Vec<u8>) -> u64 {
-        let Some(tier) = tier else { return 0 };
-        if let Some(i) = self.tiers.iter().position(|t| t == tier) {
-            return i as u64 + 1;
+    /// Records that the frames [`Dictionary::ids`] appended reached the output.
+    pub(crate) fn commit(&mut self, ids: Ids, schema: &Arc<Schema>, tier: Option<&str>) {
+        if ids.new_schema {
+            self.schemas.push(Arc::clone(schema));
         }
-        self.tiers.push(tier.to_string());
-        let id = self.tiers.len() as u64;
-        let mut p = Vec::new();
-        put_varint(&mut p, id);
-        put_str(&mut p, tier);
-        put_frame(out, FRAME_TIER, &p);
-        id
+        if let (true, Some(tier)) = (ids.new_tier, tier) {
+            self.tiers.push(tier.to_string());
+        }
     }
 }
 
 /// Writes the records of a log or a trace: each is one frame, preceded by the frames of the
 /// schema and tier it refers to the first time, and reaches the output in one `write_all`.
+///
+/// A failed write never leaves the file unreadable: the dictionary does not take the entries
+/// of the failed record, and when part of the record reached the output (a short write, `EFBIG`,
+/// `ENOSPC` mid-record), every later write is refused until [`RecordWriter::remove_torn`]
+/// has cut the output back to its last whole frame.
 pub(crate) struct RecordWriter<W: Write> {
     out: W,
     dict: Dictionary,
     frame: Vec<u8>,
     payload: Vec<u8>,
+    /// Bytes of whole frames (and the header) the output has taken.
+    good: u64,
+    /// Bytes of a record cut short after `good` that are still in the output.
+    torn: Option<u64>,
 }
 
 impl<W: Write> RecordWriter<W> {
     /// Starts a file of `content`: writes its header.
-    pub(crate) fn new(mut out: W, content: Content) -> std::io::Result<RecordWriter<W>> {
-        out.write_all(&format::header(content))?;
+    pub(crate) fn new(mut out: W, content: Content) -> io::Result<RecordWriter<W>> {
+        let header = format::header(content);
+        out.write_all(&header)?;
         Ok(RecordWriter {
             out,
             dict: Dictionary::default(),
             frame: Vec::with_capacity(512),
             payload: Vec::with_capacity(512),
+            good: header.len() as u64,
+            torn: None,
         })
     }
 
@@ -146,36 +182,93 @@ impl<W: Write> RecordWriter<W> {
         schema: &Arc<Schema>,
         method: (Option<&str>, i64, Option<&str>),
         body: impl FnOnce(&mut Vec<u8>),
-    ) -> std::io::Result<()> {
+    ) -> io::Result<()> {
+        if let Some(torn) = self.torn {
+            return Err(io::Error::other(format!(
+                "an earlier record was cut short ({torn} of its bytes follow the last whole record, which ends at byte {}) and could not be removed, so no record is written after it",
+                self.good
+            )));
+        }
         let (name, context, tier) = method;
         self.frame.clear();
-        let schema_id = self.dict.schema_id(schema, &mut self.frame);
-        let tier_id = self.dict.tier_id(tier, &mut self.frame);
+        let ids = self.dict.ids(schema, tier, &mut self.frame);
         let p = &mut self.payload;
         p.clear();
-        put_varint(p, schema_id);
+        put_varint(p, ids.schema);
         put_signed(p, context);
-        put_varint(p, tier_id);
+        put_varint(p, ids.tier);
         put_str(p, name.unwrap_or(""));
         body(p);
         put_frame(&mut self.frame, kind, p);
-        self.out.write_all(&self.frame)
+        match write_counted(&mut self.out, &self.frame) {
+            Ok(()) => {
+                self.dict.commit(ids, schema, tier);
+                self.good += self.frame.len() as u64;
+                Ok(())
+            }
+            Err((e, taken)) => {
+                if taken > 0 {
+                    self.torn = Some(taken as u64);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// After a failed [`RecordWriter::write`] whose record reached the output in part, cuts
+    /// the output back to its last whole frame with `truncate(output, length)`, which must
+    /// also leave the output's position at `length`. Then writing may go on. Does nothing
+    /// when no record is cut short; on failure, writes stay refused.
+    pub(crate) fn remove_torn(
+        &mut self,
+        truncate: impl FnOnce(&mut W, u64) -> io::Result<()>,
+    ) -> io::Result<()> {
+        if self.torn.is_some() {
+            truncate(&mut self.out, self.good)?;
+            self.torn = None;
+        }
+        Ok(())
     }
 
     /// Flushes and returns the output.
-    pub(crate) fn finish(mut self) -> std::io::Result<W> {
+    pub(crate) fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;
         Ok(self.out)
     }
 }
 
+/// `write_all` that says, on failure, how many bytes the output took before it failed.
+fn write_counted(out: &mut impl Write, mut bytes: &[u8]) -> Result<(), (io::Error, usize)> {
+    let mut taken = 0;
+    while !bytes.is_empty() {
+        match out.write(bytes) {
+            Ok(0) => {
+                let e = io::Error::new(io::ErrorKind::WriteZero, "the output took no more bytes");
+                return Err((e, taken));
+            }
+            Ok(n) => {
+                taken += n;
+                bytes = &bytes[n..];
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((e, taken)),
+        }
+    }
+    Ok(())
+}
+
 /// Writes a stats log to any output, one `write_all` per record (so that a record reaches the
 /// operating system whole, and a crash loses at most the one being written).
+///
+/// A failed write does not spoil the records before it: the schema and tier names of the
+/// failed record are written again with the next record that needs them. When part of the
+/// failed record reached the output, later writes are refused until
+/// [`LogWriter::remove_torn`] has removed it.
 pub struct LogWriter<W: Write>(RecordWriter<W>);
 
 impl<W: Write> LogWriter<W> {
     /// Starts a log: writes the file header.
-    pub fn new(out: W) -> std::io::Result<LogWriter<W>> {
+    pub fn new(out: W) -> io::Result<LogWriter<W>> {
         RecordWriter::new(out, Content::Log).map(LogWriter)
     }
 
@@ -188,7 +281,7 @@ impl<W: Write> LogWriter<W> {
         context: i64,
         tier: Option<&str>,
         c: &MethodCounts,
-    ) -> std::io::Result<()> {
+    ) -> io::Result<()> {
         self.0
             .write(FRAME_METHOD, schema, (name, context, tier), |p| {
                 put_varint(p, u64::from(c.limit_hit));
@@ -218,8 +311,18 @@ impl<W: Write> LogWriter<W> {
             })
     }
 
+    /// After a failed write, removes the part of the record that reached the output:
+    /// `truncate(output, length)` must cut the output to `length` bytes, the end of its last
+    /// whole record, and leave its position there. Until it succeeds, writes are refused.
+    pub fn remove_torn(
+        &mut self,
+        truncate: impl FnOnce(&mut W, u64) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.0.remove_torn(truncate)
+    }
+
     /// Appends a record read from another log.
-    pub fn write_record(&mut self, r: &MethodRecord) -> std::io::Result<()> {
+    pub fn write_record(&mut self, r: &MethodRecord) -> io::Result<()> {
         let info = &r.info;
         self.write(
             &r.schema,
@@ -231,7 +334,7 @@ impl<W: Write> LogWriter<W> {
     }
 
     /// Flushes and returns the output.
-    pub fn finish(self) -> std::io::Result<W> {
+    pub fn finish(self) -> io::Result<W> {
         self.0.finish()
     }
 }

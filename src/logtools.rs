@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::error::{Error, ErrorCode};
 use crate::format::{self, io_error, Content};
 use crate::log::{LogReader, LogWriter, MethodCounts, MethodRecord};
+use crate::output::{check_not_input, OutputFile};
 use crate::report::json_str;
 use crate::union::SchemaUnion;
 
@@ -38,13 +39,17 @@ pub fn union_of(paths: &[PathBuf]) -> Result<SchemaUnion, Error> {
 }
 
 /// Merges logs into one at `out`, with one schema: the union of theirs by name. Returns the
-/// number of records and the readers' warnings.
+/// number of records and the readers' warnings. `out` may not be one of the logs (callers that
+/// list directories also check it against them: [`check_not_input`]); it is written under a
+/// temporary name and renamed into place when complete, so a failed merge leaves any earlier
+/// file as it was.
 pub fn merge(paths: &[PathBuf], out: &Path) -> Result<(u64, Vec<String>), Error> {
+    check_not_input(out, paths)?;
     let union = union_of(paths)?;
     let schema = Arc::new(union.schema()?);
-    let file = std::fs::File::create(out).map_err(|e| io_error(out, "create", &e))?;
-    let mut writer =
-        LogWriter::new(std::io::BufWriter::new(file)).map_err(|e| io_error(out, "write", &e))?;
+    let file = OutputFile::create(out)?;
+    let io = |e: std::io::Error| io_error(out, "write", &e);
+    let mut writer = LogWriter::new(std::io::BufWriter::new(file.file())).map_err(io)?;
     let mut counts = MethodCounts::default();
     let mut n = 0;
     let warnings = for_each_record(paths, |r| {
@@ -60,9 +65,13 @@ pub fn merge(paths: &[PathBuf], out: &Path) -> Result<(u64, Vec<String>), Error>
                 i.tier.as_deref(),
                 &counts,
             )
-            .map_err(|e| io_error(out, "write", &e))
+            .map_err(io)
     })?;
-    writer.finish().map_err(|e| io_error(out, "write", &e))?;
+    writer
+        .finish()
+        .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+        .map_err(io)?;
+    file.commit()?;
     Ok((n, warnings))
 }
 
@@ -85,14 +94,15 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// Writes logs (or, in text format, traces) as rows. Returns the readers' warnings.
+/// Writes logs (or, in text format, traces) as rows to `out`, named `out_name` in messages.
+/// Returns the readers' warnings.
 pub fn dump(
     paths: &[PathBuf],
     fmt: DumpFormat,
     out: &mut impl Write,
+    out_name: &Path,
 ) -> Result<Vec<String>, Error> {
-    let stdout = Path::new("<standard output>");
-    let w = |e: std::io::Error| io_error(stdout, "write", &e);
+    let w = |e: std::io::Error| io_error(out_name, "write", &e);
     if fmt == DumpFormat::Text {
         let mut warnings = Vec::new();
         for path in paths {

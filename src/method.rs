@@ -4,15 +4,15 @@
 
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Once};
-
-use parking_lot::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::arena::raw::RawArena;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
+use crate::fork;
 use crate::format::io_error;
 use crate::log::{LogWriter, MethodCounts};
 use crate::trace::TraceWriter;
@@ -31,13 +31,28 @@ pub struct MethodRef<'a> {
 /// A file being written, with its (expanded) path for messages.
 struct Sink<W> {
     path: PathBuf,
+    /// The path as given, `%p` unexpanded.
+    pattern: String,
     writer: W,
+    /// [`fork::count`] when it was opened: a sink opened before a fork belongs to the parent.
+    forks: u64,
+}
+
+impl<W> Sink<W> {
+    /// Whether this process is a fork of the one that opened the file.
+    fn inherited(&self) -> bool {
+        self.forks != fork::count()
+    }
 }
 
 /// An output that may be opened explicitly or, at first use, from an environment variable.
 struct Output<W> {
     open: Option<Sink<W>>,
     env_consulted: bool,
+    /// Why the file that records should go to could not be opened (the one the environment
+    /// variable names, or a per-process log reopened in a forked child): every record is
+    /// refused with it, so that a log that cannot be written keeps saying so.
+    open_failed: Option<Error>,
 }
 
 impl<W> Output<W> {
@@ -45,6 +60,7 @@ impl<W> Output<W> {
         Output {
             open: None,
             env_consulted: false,
+            open_failed: None,
         }
     }
 }
@@ -53,9 +69,11 @@ static LOG: Mutex<Output<LogWriter<File>>> = Mutex::new(Output::new());
 static TRACE: Mutex<Output<TraceWriter<File>>> = Mutex::new(Output::new());
 static RECORDING: AtomicBool = AtomicBool::new(false);
 /// Whether `jitarena_method_done` may write a log record: a log is open, or `JITARENA_LOG`
-/// has not been consulted yet. Lets the C entry point skip decoding the method's strings.
+/// has not been consulted yet, or it named a file that could not be opened. Lets the C entry
+/// point skip decoding the method's strings.
 static LOG_MAY_WRITE: AtomicBool = AtomicBool::new(true);
-static TRACE_ENV: Once = Once::new();
+/// Whether `JITARENA_TRACE` was consulted.
+static TRACE_ENV_DONE: AtomicBool = AtomicBool::new(false);
 
 /// The sum of every finished method's counters, per schema.
 struct Aggregate {
@@ -68,6 +86,37 @@ static AGGREGATE: Mutex<Vec<Aggregate>> = Mutex::new(Vec::new());
 
 thread_local! {
     static SCRATCH: RefCell<MethodCounts> = RefCell::new(MethodCounts::default());
+}
+
+/// Locks a mutex of this module, ignoring poisoning as the `parking_lot` locks these replaced
+/// did: a panic under one of them (caught at the C boundary) can leave at most one method's
+/// sums partly added, never a log record half-defined (a writer takes its dictionary entries
+/// only after their frames are written), and failing every later call would be worse.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The locks of the process-wide state of this module, held across a `fork` so that the
+/// child gets them unlocked and their state whole.
+pub(crate) struct Held {
+    _aggregate: MutexGuard<'static, Vec<Aggregate>>,
+    _log: MutexGuard<'static, Output<LogWriter<File>>>,
+    _trace: MutexGuard<'static, Output<TraceWriter<File>>>,
+}
+
+/// Takes every lock of this module, in one order.
+pub(crate) fn lock_all() -> Held {
+    Held {
+        _aggregate: lock(&AGGREGATE),
+        _log: lock(&LOG),
+        _trace: lock(&TRACE),
+    }
+}
+
+/// In a forked child (from the fork handler, so only atomic stores): arenas created from now
+/// on do not record, since the trace belongs to the parent.
+pub(crate) fn forget_recording_in_child() {
+    RECORDING.store(false, Ordering::Release);
 }
 
 /// `%p` in a path becomes the process id.
@@ -84,13 +133,23 @@ fn create(path: &Path) -> Result<File, Error> {
         .map_err(|e| io_error(path, "create", &e))
 }
 
+/// Cuts `file` to `len` bytes and moves its position there: removes a record cut short.
+fn truncate_file(file: &mut File, len: u64) -> std::io::Result<()> {
+    file.set_len(len)?;
+    file.seek(SeekFrom::Start(len)).map(drop)
+}
+
 fn open_into<W>(
     out: &mut Output<W>,
-    path: &str,
+    pattern: &str,
     what: &str,
     make: impl FnOnce(File) -> std::io::Result<W>,
 ) -> Result<(), Error> {
     out.env_consulted = true;
+    out.open_failed = None;
+    if out.open.as_ref().is_some_and(Sink::inherited) {
+        out.open = None; // the parent's file: this process only lets go of its descriptor
+    }
     if let Some(sink) = &out.open {
         return Err(Error::new(
             ErrorCode::State,
@@ -100,10 +159,15 @@ fn open_into<W>(
             ),
         ));
     }
-    let path = expand_path(path);
+    let path = expand_path(pattern);
     let file = create(&path)?;
     let writer = make(file).map_err(|e| io_error(&path, "write", &e))?;
-    out.open = Some(Sink { path, writer });
+    out.open = Some(Sink {
+        path,
+        pattern: pattern.to_string(),
+        writer,
+        forks: fork::count(),
+    });
     Ok(())
 }
 
@@ -113,16 +177,60 @@ fn close_from<W>(
     finish: impl FnOnce(W) -> std::io::Result<()>,
 ) -> Result<(), Error> {
     out.env_consulted = true;
+    out.open_failed = None;
     let sink = out
         .open
         .take()
         .ok_or_else(|| Error::new(ErrorCode::State, format!("no {what} is open")))?;
+    if sink.inherited() {
+        return Ok(()); // the parent's file: nothing of this process is in it
+    }
     finish(sink.writer).map_err(|e| io_error(&sink.path, "close", &e))
+}
+
+/// The error for a record refused because this process is a fork of the one that opened
+/// the file.
+fn forked_error<W>(sink: &Sink<W>, what: &str) -> Error {
+    Error::new(
+        ErrorCode::State,
+        format!(
+            "{}: this process ({}) is a fork of the one that opened this {what}; a forked child does not write to its parent's {what} (open its own in the child)",
+            sink.path.display(),
+            std::process::id()
+        ),
+    )
+}
+
+/// Writes one record with `write`; on failure, removes what reached the file of it so that
+/// the file stays readable, and says whether later records can still be written.
+fn append<W>(
+    sink: &mut Sink<W>,
+    what: &str,
+    write: impl FnOnce(&mut W) -> std::io::Result<()>,
+    remove_torn: impl FnOnce(&mut W) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    if sink.inherited() {
+        return Err(forked_error(sink, what));
+    }
+    let Err(e) = write(&mut sink.writer) else {
+        return Ok(());
+    };
+    let mut err = io_error(&sink.path, &format!("append a record to this {what}"), &e);
+    match remove_torn(&mut sink.writer) {
+        Ok(()) => err
+            .message
+            .push_str(" (the record is not in the file; the records before it are intact)"),
+        Err(cut) => err.message.push_str(&format!(
+            "; part of the record reached the file and could not be removed ({cut}), so every later record is refused; the records before it are intact"
+        )),
+    }
+    Err(err)
 }
 
 /// Opens the stats log at `path` (`%p`: the process id), truncating it.
 pub fn log_open(path: &str) -> Result<(), Error> {
-    let mut out = LOG.lock();
+    fork::install_handlers();
+    let mut out = lock(&LOG);
     let result = open_into(&mut out, path, "stats log", LogWriter::new);
     LOG_MAY_WRITE.store(out.open.is_some(), Ordering::Release);
     result
@@ -130,7 +238,7 @@ pub fn log_open(path: &str) -> Result<(), Error> {
 
 /// Flushes and closes the stats log.
 pub fn log_close() -> Result<(), Error> {
-    let mut out = LOG.lock();
+    let mut out = lock(&LOG);
     let result = close_from(&mut out, "stats log", |w| w.finish().map(drop));
     LOG_MAY_WRITE.store(false, Ordering::Release);
     result
@@ -144,8 +252,9 @@ pub(crate) fn wants_method_info(arena: &RawArena) -> bool {
 
 /// Starts recording the allocations of arenas created from now on into a binary trace.
 pub fn trace_open(path: &str) -> Result<(), Error> {
-    TRACE_ENV.call_once(|| {});
-    open_into(&mut TRACE.lock(), path, "trace", TraceWriter::new)?;
+    fork::install_handlers();
+    TRACE_ENV_DONE.store(true, Ordering::Release);
+    open_into(&mut lock(&TRACE), path, "trace", TraceWriter::new)?;
     RECORDING.store(true, Ordering::Release);
     Ok(())
 }
@@ -153,13 +262,15 @@ pub fn trace_open(path: &str) -> Result<(), Error> {
 /// Stops recording and closes the trace.
 pub fn trace_close() -> Result<(), Error> {
     RECORDING.store(false, Ordering::Release);
-    close_from(&mut TRACE.lock(), "trace", |w| w.finish().map(drop))
+    TRACE_ENV_DONE.store(true, Ordering::Release);
+    close_from(&mut lock(&TRACE), "trace", |w| w.finish().map(drop))
 }
 
 /// Whether arenas created now record a trace (consults `JITARENA_TRACE` the first time).
 pub(crate) fn trace_recording() -> bool {
-    TRACE_ENV.call_once(|| {
-        let mut out = TRACE.lock();
+    if !TRACE_ENV_DONE.load(Ordering::Acquire) {
+        fork::install_handlers();
+        let mut out = lock(&TRACE);
         if !out.env_consulted {
             out.env_consulted = true;
             if let Some(path) =
@@ -171,13 +282,15 @@ pub(crate) fn trace_recording() -> bool {
                 }
             }
         }
-    });
+        TRACE_ENV_DONE.store(true, Ordering::Release);
+    }
     RECORDING.load(Ordering::Acquire)
 }
 
 /// Ends a method: folds its counters into the aggregate, appends its record to the stats log
 /// and its events to the trace, where those are open.
 pub(crate) fn method_done(arena: &mut RawArena, method: MethodRef<'_>) -> Result<(), Error> {
+    fork::install_handlers();
     SCRATCH.with(|scratch| {
         let mut counts = scratch.borrow_mut();
         arena.fill_counts(&mut counts);
@@ -193,7 +306,7 @@ pub(crate) fn method_done(arena: &mut RawArena, method: MethodRef<'_>) -> Result
 
 fn fold(arena: &RawArena, counts: &MethodCounts) {
     let schema = &arena.schema;
-    let mut all = AGGREGATE.lock();
+    let mut all = lock(&AGGREGATE);
     let i = match all
         .iter()
         .position(|a| Arc::ptr_eq(&a.schema, schema) || *a.schema == **schema)
@@ -226,23 +339,41 @@ fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> 
     if !LOG_MAY_WRITE.load(Ordering::Acquire) {
         return Ok(());
     }
-    let mut out = LOG.lock();
+    let mut out = lock(&LOG);
     if out.open.is_none() && !out.env_consulted {
         out.env_consulted = true;
-        if let Some(path) = std::env::var_os("JITARENA_LOG").and_then(|p| p.into_string().ok()) {
-            let opened = open_into(&mut out, &path, "stats log", LogWriter::new);
-            LOG_MAY_WRITE.store(out.open.is_some(), Ordering::Release);
-            opened?;
-        } else {
-            LOG_MAY_WRITE.store(false, Ordering::Release);
+        match std::env::var_os("JITARENA_LOG").and_then(|p| p.into_string().ok()) {
+            Some(path) => {
+                if let Err(e) = open_into(&mut out, &path, "stats log", LogWriter::new) {
+                    out.open_failed = Some(e);
+                }
+            }
+            None => LOG_MAY_WRITE.store(false, Ordering::Release),
         }
+    }
+    if let Some(sink) = out.open.as_ref().filter(|s| s.inherited()) {
+        // A log named per process (`%p`) gets a file of this forked child's own.
+        if sink.pattern.contains("%p") {
+            let pattern = sink.pattern.clone();
+            if let Err(e) = open_into(&mut out, &pattern, "stats log", LogWriter::new) {
+                out.open_failed = Some(e);
+            }
+        }
+    }
+    if let Some(e) = &out.open_failed {
+        let mut e = e.clone();
+        e.message.push_str(" (no record is logged)");
+        return Err(e);
     }
     let Some(sink) = out.open.as_mut() else {
         return Ok(());
     };
-    sink.writer
-        .write(schema, m.name, m.context, m.tier, counts)
-        .map_err(|e| io_error(&sink.path, "append a record to", &e))
+    append(
+        sink,
+        "stats log",
+        |w| w.write(schema, m.name, m.context, m.tier, counts),
+        |w| w.remove_torn(truncate_file),
+    )
 }
 
 fn append_trace(
@@ -250,12 +381,14 @@ fn append_trace(
     m: MethodRef<'_>,
     events: &mut Vec<crate::sys::jitarena_event>,
 ) -> Result<(), Error> {
-    let mut out = TRACE.lock();
+    let mut out = lock(&TRACE);
     let result = match out.open.as_mut() {
-        Some(sink) => sink
-            .writer
-            .write(schema, m.name, m.context, m.tier, events)
-            .map_err(|e| io_error(&sink.path, "append a method to", &e)),
+        Some(sink) => append(
+            sink,
+            "trace",
+            |w| w.write(schema, m.name, m.context, m.tier, events),
+            |w| w.remove_torn(truncate_file),
+        ),
         None => Ok(()),
     };
     events.clear();
@@ -264,8 +397,7 @@ fn append_trace(
 
 /// The process-wide aggregate: per schema, the number of methods and their summed counters.
 pub fn aggregate() -> Vec<(Arc<Schema>, u64, Counters)> {
-    AGGREGATE
-        .lock()
+    lock(&AGGREGATE)
         .iter()
         .map(|a| (Arc::clone(&a.schema), a.methods, a.counters.clone()))
         .collect()
@@ -273,5 +405,5 @@ pub fn aggregate() -> Vec<(Arc<Schema>, u64, Counters)> {
 
 /// Clears the process-wide aggregate.
 pub fn aggregate_reset() {
-    AGGREGATE.lock().clear();
+    lock(&AGGREGATE).clear();
 }

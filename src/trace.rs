@@ -49,7 +49,8 @@ pub fn phase_event(phase: u32) -> Event {
     }
 }
 
-/// Writes a binary trace, one `write_all` per method.
+/// Writes a binary trace, one `write_all` per method. A failed write does not spoil the methods
+/// before it (see [`crate::log::LogWriter`]).
 pub struct TraceWriter<W: Write>(RecordWriter<W>);
 
 impl<W: Write> TraceWriter<W> {
@@ -79,6 +80,15 @@ impl<W: Write> TraceWriter<W> {
                     }
                 }
             })
+    }
+
+    /// After a failed write, removes the part of the method that reached the output, as
+    /// [`crate::log::LogWriter::remove_torn`] does. Until it succeeds, writes are refused.
+    pub fn remove_torn(
+        &mut self,
+        truncate: impl FnOnce(&mut W, u64) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        self.0.remove_torn(truncate)
     }
 
     /// Appends a method read from another trace.

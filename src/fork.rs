@@ -1,0 +1,98 @@
+//! `fork` in a process that uses the library: fork handlers hold every lock of the
+//! process-wide state (schema cache, aggregate, stats log, trace) across the fork, so that
+//! the child never inherits a lock held by a thread that does not exist in it, and they count
+//! forks, so that a child knows that the open log and trace belong to its parent. A child
+//! never writes to them: a log named with `%p` continues in a file of the child's own, and
+//! otherwise the child's records get `JITARENA_E_STATE` until it opens a log; see
+//! `jitarena_method_done` in the header.
+
+#![cfg_attr(any(not(unix), miri), allow(dead_code))]
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Forks between the process that loaded the library and this one (counted in the child).
+static FORKS: AtomicU64 = AtomicU64::new(0);
+/// Whether the handlers are registered (or being registered by some thread).
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// The locks held from the fork handler `prepare` to `parent` or `child`.
+struct Held {
+    _schemas: std::sync::MutexGuard<'static, Vec<std::sync::Arc<crate::counters::Schema>>>,
+    _state: crate::method::Held,
+}
+
+thread_local! {
+    /// The forking thread's locks during a fork. The handlers run in the thread that called
+    /// `fork` (in the child, in its copy of that thread), so the locks are released by the
+    /// thread that took them.
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+}
+
+/// Forks between the process that loaded the library and this one: a file opened when the
+/// count was different belongs to an ancestor.
+pub(crate) fn count() -> u64 {
+    FORKS.load(Ordering::Acquire)
+}
+
+/// Registers the fork handlers, once per process (cheap after the first call). Called
+/// before the process-wide state is first used, and never with one of its locks held: `fork`
+/// runs the handlers under the C library's own lock, which registering takes too.
+pub(crate) fn install_handlers() {
+    if INSTALLED.load(Ordering::Relaxed) || INSTALLED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    register();
+}
+
+#[cfg(all(unix, not(miri)))]
+fn register() {
+    type Handler = Option<unsafe extern "C" fn()>;
+    extern "C" {
+        fn pthread_atfork(prepare: Handler, parent: Handler, child: Handler) -> std::ffi::c_int;
+    }
+    // SAFETY: `pthread_atfork` is POSIX, declared here with its C signature (three nullable
+    // function pointers taking and returning nothing, an int result); the handlers are
+    // functions of this library, which stay valid while they are registered (glibc removes a
+    // shared object's handlers when it is unloaded; musl never unloads one).
+    let rc = unsafe { pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+    if rc != 0 {
+        // ENOMEM: forks stay as unprotected as without the handlers; allow a later retry.
+        INSTALLED.store(false, Ordering::Release);
+    }
+}
+
+/// No handlers: no `fork` on this platform, or under miri (which has no `pthread_atfork`).
+#[cfg(any(not(unix), miri))]
+fn register() {}
+
+/// Before `fork`: takes every lock, in the one order used everywhere.
+#[cfg(unix)]
+extern "C" fn prepare() {
+    let held = Held {
+        _schemas: crate::counters::lock_schema_cache(),
+        _state: crate::method::lock_all(),
+    };
+    let _ = HELD.try_with(|h| *h.borrow_mut() = Some(held));
+}
+
+/// After `fork`, in the parent: releases the locks.
+#[cfg(unix)]
+extern "C" fn parent() {
+    release();
+}
+
+/// After `fork`, in the child: counts the fork, stops trace recording (the trace is the
+/// parent's), releases the locks. Only atomic operations and unlocks (an atomic swap and, if
+/// another thread was waiting, a futex wake that finds no one): nothing that allocates.
+#[cfg(unix)]
+extern "C" fn child() {
+    FORKS.fetch_add(1, Ordering::AcqRel);
+    crate::method::forget_recording_in_child();
+    release();
+}
+
+#[cfg(unix)]
+fn release() {
+    let _ = HELD.try_with(|h| drop(h.borrow_mut().take()));
+}
