@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Checks a memdiff CI pipeline: a GitHub Actions workflow or an Azure Pipelines file.
 
-    check_workflow.py PIPELINE.yml JITARENA_BINARY
+    check_workflow.py [--matrix] PIPELINE.yml JITARENA_BINARY
+
+With --matrix, after the checks pass, prints the replay matrix as JSON on stdout (a list of
+{"collection", "shard", and the entry's other values by their last name, e.g. "programs"}), for
+a test to replay exactly what the pipeline replays.
 
 Both kinds are read into one shape (jobs with their dependencies, matrix and steps) and checked
 the same way:
@@ -20,6 +24,7 @@ the same way:
 - every action (`owner/name@vN`) or task (`Name@N`) is pinned to a major version.
 """
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -57,6 +62,15 @@ def as_list(value):
     if value is None:
         return []
     return [value] if isinstance(value, str) else list(value)
+
+
+def shell(value):
+    """A step's script as text (YAML reads `run: true` as a boolean)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def flatten(prefix, value, out):
@@ -101,7 +115,7 @@ def read_github(path, doc):
             artifact = None
             if ref and ref.startswith("actions/upload-artifact@"):
                 artifact = str((step.get("with") or {}).get("name", ""))
-            steps.append(Step(script=step.get("run"), ref=ref, artifact=artifact, raw=step))
+            steps.append(Step(script=shell(step.get("run")), ref=ref, artifact=artifact, raw=step))
         jobs[name] = Job(name, set(as_list(job.get("needs"))), github_matrix(path, name, job.get("strategy")), steps)
     variables = {str(k): str(v) for k, v in (doc.get("env") or {}).items()}
     return jobs, variables
@@ -147,7 +161,7 @@ def read_azure(path, doc):
                 combos.append({str(k): str(v) for k, v in values.items()})
         steps = []
         for step in job.get("steps") or []:
-            script = step.get("script", step.get("bash"))
+            script = shell(step.get("script", step.get("bash")))
             ref = step.get("task")
             artifact = None
             inputs = step.get("inputs") or {}
@@ -221,7 +235,7 @@ class Checker:
                     self.commands(f"{where} (through {ref})", f.read())
 
 
-def check(path, binary):
+def check(path, binary, matrix=False):
     with open(path, encoding="utf-8") as f:
         try:
             doc = yaml.safe_load(f)
@@ -347,14 +361,27 @@ def check(path, binary):
                 fail(f"{path}: job {name} uses {step.ref}, not pinned to a major version")
     print(
         f"check_workflow: {path} ({kind}): {len(jobs)} jobs, {len(collections)} collections x {shards} shards, "
-        f"{scripts} scripts, {checker.checked} references checked: ok"
+        f"{scripts} scripts, {checker.checked} references checked: ok",
+        file=sys.stderr if matrix else sys.stdout,
     )
+    if matrix:
+        entries = []
+        for combo in replay.matrix:
+            entry = {k.rsplit(".", 1)[-1]: v for k, v in combo.items() if k not in (ckey, "shard")}
+            entry.update(collection=combo[ckey], shard=int(combo["shard"]))
+            entries.append(entry)
+        entries.sort(key=lambda e: (e["collection"], e["shard"]))
+        print(json.dumps(entries))
 
 
 def main():
-    if len(sys.argv) != 3:
-        fail("usage: check_workflow.py PIPELINE.yml JITARENA_BINARY")
-    check(sys.argv[1], sys.argv[2])
+    args = sys.argv[1:]
+    matrix = args[:1] == ["--matrix"]
+    if matrix:
+        args = args[1:]
+    if len(args) != 2:
+        fail("usage: check_workflow.py [--matrix] PIPELINE.yml JITARENA_BINARY")
+    check(args[0], args[1], matrix)
 
 
 if __name__ == "__main__":
