@@ -1,6 +1,8 @@
 //! The adoption kit: the CMake example JIT builds in both variants with the arena's symbols
 //! private, its replay host writes two logs in one process, memdiff finds the heavier data
-//! structure; and the CI workflow is valid and refers only to commands that exist.
+//! structure; the CI pipelines (GitHub Actions and Azure Pipelines) are valid and refer only to
+//! commands, flags and files that exist; and their replay matrix, merged and diffed as they do,
+//! gives the unsharded answer.
 
 mod native;
 
