@@ -213,10 +213,10 @@ fn rendered_cells(md: &str) -> Vec<String> {
             | Event::InlineMath(_)
             | Event::DisplayMath(_)
             | Event::FootnoteReference(_)
-            | Event::TaskListMarker(_) => {
-                if !matches!(event, Event::Start(Tag::HtmlBlock)) {
-                    panic!("a name introduced {event:?}");
-                }
+            | Event::TaskListMarker(_)
+                if !matches!(event, Event::Start(Tag::HtmlBlock)) =>
+            {
+                panic!("a name introduced {event:?}");
             }
             _ => {}
         }
