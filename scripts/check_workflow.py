@@ -1,10 +1,30 @@
 #!/usr/bin/env python3
-"""Checks a CI workflow file: valid YAML, the jobs the memdiff pipeline needs, and that every
-command it runs exists: `jitarena` subcommands (asked of the binary), files of this repository,
-and the example's programs.
+"""Checks a memdiff CI pipeline: a GitHub Actions workflow or an Azure Pipelines file.
 
-    check_workflow.py WORKFLOW.yml JITARENA_BINARY
+    check_workflow.py [--matrix] PIPELINE.yml JITARENA_BINARY
+
+With --matrix, after the checks pass, prints the replay matrix as JSON on stdout (a list of
+{"collection", "shard", and the entry's other values by their last name, e.g. "programs"}), for
+a test to replay exactly what the pipeline replays.
+
+Both kinds are read into one shape (jobs with their dependencies, matrix and steps) and checked
+the same way:
+
+- the file is valid YAML, with the jobs `build`, `replay` (after build) and `memdiff` (after
+  replay);
+- the replay matrix covers every collection with shards 0..SHARDS-1 (SHARDS, the pipeline's
+  variable), at least two collections, each with one set of values (e.g. one programs file), and
+  gives every shard its own artifact name;
+- every `jitarena` subcommand and flag it runs exists (asked of the binary), in the pipeline's
+  scripts and in the repository scripts they call;
+- every repository path it names exists, once for each matrix entry where the path uses the
+  matrix; every matrix reference (`${{ matrix.X }}`, Azure's `$(X)`) is defined;
+- memdiff runs over collections (--base-root/--diff-root) and writes the summary the job
+  publishes; a later step fails on its exit code;
+- every action (`owner/name@vN`) or task (`Name@N`) is pinned to a major version.
 """
+import itertools
+import json
 import os
 import re
 import subprocess
@@ -12,58 +32,356 @@ import sys
 
 import yaml
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUBCOMMANDS = "memdiff|merge|replay|stats|dump|gen"
+PATH_RE = re.compile(r"(?<![\w/$.-])((?:examples|scripts|docs|include|\.azure|\.github)/[\w./-]*[\w/])")
+
 
 def fail(message):
     print(f"check_workflow: {message}", file=sys.stderr)
     sys.exit(1)
 
 
-def main():
-    if len(sys.argv) != 3:
-        fail("usage: check_workflow.py WORKFLOW.yml JITARENA_BINARY")
-    path, binary = sys.argv[1], sys.argv[2]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+class Job:
+    def __init__(self, name, needs, matrix, steps):
+        self.name = name
+        self.needs = needs  # set of job names
+        self.matrix = matrix  # list of {key: str}, [] without a matrix
+        self.steps = steps  # list of Step
+
+
+class Step:
+    def __init__(self, script=None, ref=None, artifact=None, raw=None):
+        self.script = script  # shell text, or None
+        self.ref = ref  # action or task reference, or None
+        self.artifact = artifact  # name of an artifact it uploads, or None
+        self.raw = raw or {}
+
+
+def as_list(value):
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def shell(value):
+    """A step's script as text (YAML reads `run: true` as a boolean)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def flatten(prefix, value, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    else:
+        out[prefix] = str(value)
+    return out
+
+
+# ---- GitHub Actions ------------------------------------------------------------------------
+
+
+def github_matrix(path, name, strategy):
+    matrix = (strategy or {}).get("matrix")
+    if matrix is None:
+        return []
+    if not isinstance(matrix, dict):
+        fail(f"{path}: job {name}: the matrix is not a mapping")
+    if "include" in matrix or "exclude" in matrix:
+        fail(f"{path}: job {name}: this check expands plain matrices only (no include/exclude)")
+    keys = list(matrix)
+    for k in keys:
+        if not isinstance(matrix[k], list) or not matrix[k]:
+            fail(f"{path}: job {name}: matrix.{k} is not a non-empty list")
+    combos = []
+    for values in itertools.product(*(matrix[k] for k in keys)):
+        combo = {}
+        for k, v in zip(keys, values):
+            flatten(k, v, combo)
+        combos.append(combo)
+    return combos
+
+
+def read_github(path, doc):
+    jobs = {}
+    for name, job in doc["jobs"].items():
+        steps = []
+        for step in job.get("steps") or []:
+            ref = step.get("uses")
+            artifact = None
+            if ref and ref.startswith("actions/upload-artifact@"):
+                artifact = str((step.get("with") or {}).get("name", ""))
+            steps.append(Step(script=shell(step.get("run")), ref=ref, artifact=artifact, raw=step))
+        jobs[name] = Job(name, set(as_list(job.get("needs"))), github_matrix(path, name, job.get("strategy")), steps)
+    variables = {str(k): str(v) for k, v in (doc.get("env") or {}).items()}
+    return jobs, variables
+
+
+def github_expand(text, combo):
+    """Replaces ${{ matrix.X }} with the entry's value; an undefined X is left for the caller."""
+    return re.sub(
+        r"\$\{\{\s*matrix\.([\w.]+)\s*\}\}",
+        lambda m: combo.get(m.group(1), m.group(0)),
+        text,
+    )
+
+
+def github_undefined(text, combo):
+    return [m for m in re.findall(r"\$\{\{\s*matrix\.([\w.]+)\s*\}\}", text) if m not in combo]
+
+
+# ---- Azure Pipelines -----------------------------------------------------------------------
+
+
+def read_azure(path, doc):
+    raw_jobs = []
+    if "stages" in doc:
+        for stage in doc["stages"] or []:
+            if "template" in stage:
+                fail(f"{path}: stage templates are not checked by this script")
+            raw_jobs.extend(stage.get("jobs") or [])
+    raw_jobs.extend(doc.get("jobs") or [])
+    jobs = {}
+    for job in raw_jobs:
+        if not isinstance(job, dict) or "job" not in job:
+            fail(f"{path}: {job!r} is not a job (`- job: NAME`; templates and deployments are not checked)")
+        name = job["job"]
+        matrix = (job.get("strategy") or {}).get("matrix")
+        combos = []
+        if matrix is not None:
+            if not isinstance(matrix, dict):
+                fail(f"{path}: job {name}: the matrix is not a mapping of entries (a runtime matrix cannot be checked)")
+            for entry, values in matrix.items():
+                if not isinstance(values, dict):
+                    fail(f"{path}: job {name}: matrix entry {entry} is not a mapping of variables")
+                combos.append({str(k): str(v) for k, v in values.items()})
+        steps = []
+        for step in job.get("steps") or []:
+            script = shell(step.get("script", step.get("bash")))
+            ref = step.get("task")
+            artifact = None
+            inputs = step.get("inputs") or {}
+            if ref and ref.split("@")[0] in ("PublishPipelineArtifact", "PublishBuildArtifacts"):
+                artifact = str(inputs.get("artifact", inputs.get("artifactName", "")))
+            if "publish" in step:
+                artifact = str(step.get("artifact", ""))
+            steps.append(Step(script=script, ref=ref, artifact=artifact, raw=step))
+        jobs[name] = Job(name, set(as_list(job.get("dependsOn"))), combos, steps)
+    variables = doc.get("variables") or {}
+    if isinstance(variables, list):
+        variables = {v["name"]: v.get("value", "") for v in variables if isinstance(v, dict) and "name" in v}
+    return jobs, {str(k): str(v) for k, v in variables.items()}
+
+
+MACRO = re.compile(r"\$\((\w+)\)")
+
+
+def azure_expand(text, combo):
+    return MACRO.sub(lambda m: combo.get(m.group(1), m.group(0)), text)
+
+
+# ---- Checks common to both -----------------------------------------------------------------
+
+
+class Checker:
+    def __init__(self, path, binary):
+        self.path = path
+        self.binary = binary
+        self.checked = 0
+        self.help = {}
+        top = self.help_of([])
+        self.known = set(re.findall(r"^  (\w+)\s", top, re.M))
+
+    def help_of(self, args):
+        key = tuple(args)
+        if key not in self.help:
+            out = subprocess.run([self.binary, *args, "--help"], capture_output=True, text=True)
+            if out.returncode != 0:
+                fail(f"{self.binary} {' '.join(args)} --help failed: {out.stderr.strip()}")
+            self.help[key] = out.stdout
+        return self.help[key]
+
+    def commands(self, where, text):
+        """Checks every `jitarena SUB --flag` in a shell text; returns the memdiff invocations."""
+        text = text.replace("\\\n", " ")
+        memdiffs = []
+        for sub in re.findall(r"\bjitarena (\w[\w-]*)", text):
+            if sub not in self.known:
+                fail(f"{where} runs `jitarena {sub}`, which is not a jitarena command ({sorted(self.known)})")
+            self.checked += 1
+        for sub, rest in re.findall(rf"\bjitarena ({SUBCOMMANDS})\b([^\n;|&]*)", text):
+            flags = re.findall(r"(?<![\w-])(--[\w-]+)", rest)
+            out = self.help_of([sub])
+            for flag in flags:
+                if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", out):
+                    fail(f"{where} passes {flag} to `jitarena {sub}`, which does not take it")
+                self.checked += 1
+            if sub == "memdiff":
+                memdiffs.append(rest)
+        return memdiffs
+
+    def paths(self, where, text):
+        for ref in PATH_RE.findall(text):
+            if not os.path.exists(os.path.join(ROOT, ref)):
+                fail(f"{where} refers to {ref}, which this repository does not have")
+            self.checked += 1
+            full = os.path.join(ROOT, ref)
+            if ref.startswith("scripts/") and os.path.isfile(full) and not ref.endswith(".py"):
+                with open(full, encoding="utf-8") as f:
+                    self.commands(f"{where} (through {ref})", f.read())
+
+
+def check(path, binary, matrix=False):
     with open(path, encoding="utf-8") as f:
         try:
-            workflow = yaml.safe_load(f)
+            doc = yaml.safe_load(f)
         except yaml.YAMLError as e:
             fail(f"{path}: not valid YAML: {e}")
-    jobs = workflow.get("jobs") or fail(f"{path}: no jobs")
+    if not isinstance(doc, dict):
+        fail(f"{path}: not a pipeline (a mapping at the top)")
+    if isinstance(doc.get("jobs"), dict):
+        kind = "github"
+        jobs, variables = read_github(path, doc)
+    elif isinstance(doc.get("jobs"), list) or isinstance(doc.get("stages"), list):
+        kind = "azure"
+        jobs, variables = read_azure(path, doc)
+    else:
+        fail(f"{path}: neither a GitHub workflow (jobs: a mapping) nor an Azure pipeline (jobs: or stages: a list)")
+    expand = github_expand if kind == "github" else azure_expand
+
+    # The jobs and their order.
     for job in ("build", "replay", "memdiff"):
         if job not in jobs:
             fail(f"{path}: no job '{job}'")
-    if "matrix" not in jobs["replay"].get("strategy", {}):
-        fail(f"{path}: the replay job is not sharded over a matrix")
-    help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
-    known = set(re.findall(r"^  (\w+)\s", help_text, re.M))
-    runs, uses = [], []
+    for name, needs in (("replay", "build"), ("memdiff", "replay")):
+        if needs not in jobs[name].needs:
+            fail(f"{path}: job {name} does not wait for job {needs}")
     for name, job in jobs.items():
-        for step in job.get("steps", []):
-            if "run" in step:
-                runs.append((name, step["run"]))
-            if "uses" in step:
-                uses.append((name, step["uses"]))
-    checked = 0
-    for job, script in runs:
-        text = script.replace("\\\n", " ")
-        for sub in re.findall(r"\bjitarena (\w[\w-]*)", text):
-            if sub not in known:
-                fail(f"{path}: job {job} runs `jitarena {sub}`, which is not a jitarena command ({sorted(known)})")
-            checked += 1
-        for sub, flags in re.findall(r"\bjitarena (memdiff|merge|replay|stats|dump|gen)([^\n]*)", text):
-            for flag in re.findall(r"(--[\w-]+)", flags):
-                out = subprocess.run([binary, sub, "--help"], capture_output=True, text=True, check=True).stdout
-                if flag not in out:
-                    fail(f"{path}: job {job} passes {flag} to `jitarena {sub}`, which does not take it")
-                checked += 1
-        for ref in re.findall(r"\b((?:examples|scripts|docs|include)/[\w./-]+)", text):
-            if not os.path.exists(os.path.join(root, ref)):
-                fail(f"{path}: job {job} refers to {ref}, which this repository does not have")
-            checked += 1
-    for job, action in uses:
-        if not re.match(r"^[\w-]+/[\w-]+@v\d+$", action):
-            fail(f"{path}: job {job} uses {action}, not pinned to a major version")
-    print(f"check_workflow: {path}: {len(jobs)} jobs, {len(runs)} scripts, {checked} references checked: ok")
+        for dep in job.needs:
+            if dep not in jobs:
+                fail(f"{path}: job {name} waits for job {dep}, which does not exist")
+
+    # The replay matrix: every collection, every shard, one artifact each.
+    replay = jobs["replay"]
+    if not replay.matrix:
+        fail(f"{path}: the replay job is not sharded over a matrix")
+    shards = variables.get("SHARDS")
+    if shards is None or not shards.isdigit() or int(shards) < 1:
+        fail(f"{path}: no SHARDS variable (a positive count of shards per collection)")
+    ckey = next((k for k in ("collection.name", "collection") if k in replay.matrix[0]), None)
+    if ckey is None or "shard" not in replay.matrix[0]:
+        fail(f"{path}: the replay matrix has no collection and shard ({sorted(replay.matrix[0])})")
+    collections = {}
+    for combo in replay.matrix:
+        if ckey not in combo or "shard" not in combo:
+            fail(f"{path}: a replay matrix entry has no collection or shard: {combo}")
+        rest = {k: v for k, v in combo.items() if k != "shard"}
+        have = collections.setdefault(combo[ckey], {"rest": rest, "shards": []})
+        if have["rest"] != rest:
+            fail(f"{path}: collection {combo[ckey]} is replayed with different values in different shards: {have['rest']} and {rest}")
+        have["shards"].append(combo["shard"])
+    if len(collections) < 2:
+        fail(f"{path}: the replay matrix has {len(collections)} collection; the pipeline shows at least two")
+    expected = [str(s) for s in range(int(shards))]
+    for name, have in collections.items():
+        if sorted(have["shards"], key=int) != expected:
+            fail(f"{path}: collection {name} has shards {sorted(have['shards'], key=int)}, not 0..{int(shards) - 1} (SHARDS={shards})")
+    artifacts = [s.artifact for s in replay.steps if s.artifact is not None]
+    if not artifacts:
+        fail(f"{path}: the replay job uploads no logs")
+    for template in artifacts:
+        names = [expand(template, combo) for combo in replay.matrix]
+        if len(set(names)) != len(names):
+            fail(f"{path}: the replay job's artifact {template!r} does not name a different artifact for every collection and shard")
+
+    # Commands, paths and matrix references.
+    checker = Checker(path, binary)
+    memdiffs, scripts = [], 0
+    for name, job in jobs.items():
+        assigned = set()
+        for index, step in enumerate(job.steps):
+            where = f"{path}: job {name}"
+            if step.script is None:
+                continue
+            scripts += 1
+            text = step.script
+            if name == "memdiff":
+                memdiffs.extend((index, rest) for rest in checker.commands(where, text))
+            else:
+                checker.commands(where, text)
+            if kind == "azure":
+                for var in MACRO.findall(text):
+                    if var not in variables and var not in assigned and not any(var in c for c in job.matrix):
+                        fail(f"{where} uses $({var}), which is neither a variable nor a matrix variable of the job")
+                assigned.update(re.findall(r"##vso\[task\.setvariable variable=(\w+)", text))
+            else:
+                combos = job.matrix or [{}]
+                undefined = github_undefined(text, combos[0])
+                if undefined:
+                    fail(f"{where} uses matrix.{undefined[0]}, which its matrix does not define")
+            for combo in job.matrix or [{}]:
+                checker.paths(where, expand(text, combo))
+
+    # memdiff over collections, its summary published, its exit code the gate.
+    if not memdiffs:
+        fail(f"{path}: the memdiff job does not run `jitarena memdiff`")
+    index, args = memdiffs[-1]
+    for flag in ("--base-root", "--diff-root", "--md", "--json", "--html"):
+        if not re.search(rf"{flag}(?![\w-])", args):
+            fail(f"{path}: the memdiff job's `jitarena memdiff` has no {flag}")
+    md = re.search(r"--md\s+(\S+)", args).group(1)
+    md_files = {md} | set(re.findall(r"--md-long\s+(\S+)", args))
+    steps = jobs["memdiff"].steps
+    diff_step = steps[index].script
+    if kind == "github":
+        published = re.findall(r"cat\s+(\S+)\s*>>\s*\"?\$GITHUB_STEP_SUMMARY", diff_step)
+        code = re.search(r"echo \"(\w+)=\$\?\" >> \"\$GITHUB_OUTPUT\"", diff_step)
+        step_id = steps[index].raw.get("id")
+        gate = code and step_id and rf"steps\.{step_id}\.outputs\.{code.group(1)}\b\s*}}}}\"?\s*(=|-eq)\s*0"
+    else:
+        published = [os.path.basename(p) for p in re.findall(r"##vso\[task\.uploadsummary\]([^\"\s]+)", diff_step)]
+        code = re.search(r"##vso\[task\.setvariable variable=(\w+)\]\$(\?|code)", diff_step)
+        gate = code and rf"\$\({code.group(1)}\)\"?\s*(=|-eq)\s*0"
+        if code and code.group(2) == "code" and not re.search(r"\bcode=\$\?", diff_step):
+            fail(f"{path}: the memdiff step records $code without setting it from memdiff's exit code")
+    if not any(p in md_files for p in published):
+        fail(f"{path}: the memdiff job publishes no summary written by memdiff (it writes {sorted(md_files)}, publishes {published})")
+    if not gate or not any(s.script and re.search(gate, s.script) for s in steps[index + 1 :]):
+        fail(f"{path}: no step after memdiff fails on its exit code")
+
+    # Actions and tasks pinned to a major version.
+    pin = r"^[\w-]+/[\w.-]+(/[\w.-]+)*@v\d+$" if kind == "github" else r"^[\w.-]+@\d+$"
+    for name, job in jobs.items():
+        for step in job.steps:
+            if step.ref is not None and not re.match(pin, str(step.ref)):
+                fail(f"{path}: job {name} uses {step.ref}, not pinned to a major version")
+    print(
+        f"check_workflow: {path} ({kind}): {len(jobs)} jobs, {len(collections)} collections x {shards} shards, "
+        f"{scripts} scripts, {checker.checked} references checked: ok",
+        file=sys.stderr if matrix else sys.stdout,
+    )
+    if matrix:
+        entries = []
+        for combo in replay.matrix:
+            entry = {k.rsplit(".", 1)[-1]: v for k, v in combo.items() if k not in (ckey, "shard")}
+            entry.update(collection=combo[ckey], shard=int(combo["shard"]))
+            entries.append(entry)
+        entries.sort(key=lambda e: (e["collection"], e["shard"]))
+        print(json.dumps(entries))
+
+
+def main():
+    args = sys.argv[1:]
+    matrix = args[:1] == ["--matrix"]
+    if matrix:
+        args = args[1:]
+    if len(args) != 2:
+        fail("usage: check_workflow.py [--matrix] PIPELINE.yml JITARENA_BINARY")
+    check(args[0], args[1], matrix)
 
 
 if __name__ == "__main__":
