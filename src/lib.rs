@@ -26,6 +26,7 @@ pub mod log;
 pub mod logtools;
 pub mod method;
 pub mod report;
+mod scan;
 pub mod trace;
 pub mod union;
 
