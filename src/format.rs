@@ -184,6 +184,11 @@ impl<'a> Payload<'a> {
         self.at
     }
 
+    /// How many bytes are left.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
     /// Whether every byte was read.
     pub fn is_done(&self) -> bool {
         self.at == self.bytes.len()
