@@ -108,7 +108,7 @@ pub struct TraceReader {
 enum Inner {
     /// A binary trace, read frame by frame, with the schemas and tiers seen so far.
     Binary {
-        frames: FrameReader,
+        frames: Box<FrameReader>,
         dict: DictionaryReader,
     },
     /// A text trace, parsed whole (its kind list is known only at its end), reversed for
@@ -130,7 +130,7 @@ pub fn from_source(source: Source) -> Result<TraceReader, Error> {
     match source.content() {
         Some(Content::Trace) => Ok(TraceReader {
             inner: Inner::Binary {
-                frames: FrameReader::from_source(source, Content::Trace)?,
+                frames: Box::new(FrameReader::from_source(source, Content::Trace)?),
                 dict: DictionaryReader::for_traces(),
             },
         }),
