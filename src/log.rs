@@ -442,6 +442,12 @@ impl LogReader {
         &self.frames.warnings
     }
 
+    /// The reader's work so far, in bytes read or examined (see
+    /// [`FrameReader::bytes_scanned`]).
+    pub fn bytes_scanned(&self) -> u64 {
+        self.frames.bytes_scanned()
+    }
+
     /// The next record, `None` at the end.
     pub fn next_record(&mut self) -> Result<Option<MethodRecord>, Error> {
         let mut record = MethodRecord {
