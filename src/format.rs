@@ -456,6 +456,7 @@ impl FrameReader {
         let mut got = 0;
         while got < want {
             let step = (want - got).min(FIRST_READ.max(got));
+            body.reserve_exact(step);
             body.resize(got + step, 0);
             let n = read_up_to(&mut self.input, &mut body[got..])
                 .map_err(|e| io_error(&self.path, "read", &e))?;
