@@ -500,8 +500,10 @@ impl LogReader {
         c.reserved_bytes = p.varint()?;
         c.page_count = p.varint()?;
         c.largest_alloc = p.varint()?;
+        // Counts are bounded by the schema and by the bytes left (a kind takes at least
+        // three, a phase two).
         let kind_slots = schema.kinds.len() as u64 + 1;
-        let n = p.count(kind_slots)?;
+        let n = p.count(kind_slots.min(p.remaining() as u64 / 3))?;
         c.kinds.clear();
         c.kinds.reserve(n);
         let (mut next, mut bytes_sum, mut count_sum) = (0u64, 0u64, 0u64);
@@ -516,7 +518,7 @@ impl LogReader {
             next = u64::from(slot) + 1;
         }
         let phase_slots = schema.phases.len() as u64 + 1;
-        let n = p.count(phase_slots)?;
+        let n = p.count(phase_slots.min(p.remaining() as u64 / 2))?;
         c.phases.clear();
         c.phases.reserve(n);
         let (mut next, mut phase_sum) = (0u64, 0u64);
