@@ -357,12 +357,6 @@ impl FrameReader {
         self.scanned
     }
 
-    /// The capacity of the frame buffer: it grows with the bytes read, not with the lengths
-    /// that frames claim.
-    pub fn buffer_capacity(&self) -> usize {
-        self.frame.payload.capacity()
-    }
-
     /// An error about the frame at `offset`.
     pub fn corrupt(&self, offset: u64, what: &str) -> Error {
         Error::new(
