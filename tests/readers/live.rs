@@ -177,3 +177,31 @@ fn traces_binary_and_text_replay_and_dump_from_a_pipe() {
     };
     assert_eq!(counts(&a), counts(&c));
 }
+
+#[test]
+fn stats_reads_a_named_pipe_as_bash_process_substitution_passes_it() {
+    let (bytes, _) = log_bytes(12);
+    let fifo = tmp("named.pipe");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_jitarena"))
+        .args(["stats", "--json", fifo.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Opening for writing waits for the reader; written in pieces, as `cat` would.
+    let mut pipe = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    for piece in bytes.chunks(97) {
+        pipe.write_all(piece).unwrap();
+    }
+    drop(pipe);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"methods\":12,"));
+}
