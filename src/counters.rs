@@ -34,6 +34,16 @@ impl Schema {
         Ok(Schema { kinds, phases })
     }
 
+    /// A schema read from a stats log, or united from several, after checking its names as
+    /// [`Schema::new`] does, but without the arena's limits on their number: logs merged from
+    /// many processes, or written by other tools, may name more than 256 kinds, and readers
+    /// count them all. Arenas (and replay) keep the limits of [`Schema::new`].
+    pub fn read(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
+        check_names("kind", &kinds, usize::MAX)?;
+        check_names("phase", &phases, usize::MAX)?;
+        Ok(Schema { kinds, phases })
+    }
+
     /// The schema shared by every arena with the same names (arenas are created per method, so
     /// they share one copy of the names rather than copying them each time).
     pub fn interned(self) -> Arc<Schema> {

@@ -57,17 +57,55 @@ pub fn header(content: Content) -> [u8; HEADER_LEN] {
 
 /// What the first bytes of a file say it is.
 pub fn sniff(path: &Path) -> Result<Option<Content>, Error> {
-    let mut file = open(path)?;
-    let mut head = [0u8; HEADER_LEN];
-    let n = read_up_to(&mut file, &mut head).map_err(|e| io_error(path, "read", &e))?;
-    if n < HEADER_LEN || &head[..8] != MAGIC {
-        return Ok(None);
+    Ok(Source::open(path)?.content())
+}
+
+/// The byte stream of a [`Source`]: its first bytes, then the rest of the file.
+pub type Input = BufReader<io::Chain<io::Cursor<Vec<u8>>, File>>;
+
+/// A file opened once for reading, its first bytes looked at but kept: a pipe (which cannot
+/// be opened twice) is sniffed and then read whole.
+pub struct Source {
+    path: PathBuf,
+    head: Vec<u8>,
+    file: File,
+}
+
+impl Source {
+    /// Opens `path` and reads its first [`HEADER_LEN`] bytes (fewer if it is shorter).
+    pub fn open(path: &Path) -> Result<Source, Error> {
+        let mut file = open(path)?;
+        let mut head = vec![0u8; HEADER_LEN];
+        let n = read_up_to(&mut file, &mut head).map_err(|e| io_error(path, "read", &e))?;
+        head.truncate(n);
+        Ok(Source {
+            path: path.to_path_buf(),
+            head,
+            file,
+        })
     }
-    Ok(match head[8] {
-        b'L' => Some(Content::Log),
-        b'T' => Some(Content::Trace),
-        _ => None,
-    })
+
+    /// What the first bytes say the file is (`None`: not a jitarena file).
+    pub fn content(&self) -> Option<Content> {
+        if self.head.len() < HEADER_LEN || &self.head[..8] != MAGIC {
+            return None;
+        }
+        match self.head[8] {
+            b'L' => Some(Content::Log),
+            b'T' => Some(Content::Trace),
+            _ => None,
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every byte of the file from its start, the first ones included.
+    pub fn into_input(self) -> Input {
+        BufReader::with_capacity(1 << 16, io::Cursor::new(self.head).chain(self.file))
+    }
 }
 
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -139,6 +177,16 @@ impl<'a> Payload<'a> {
     /// A cursor at the start of `bytes`.
     pub fn new(bytes: &'a [u8]) -> Payload<'a> {
         Payload { bytes, at: 0 }
+    }
+
+    /// How many bytes were read.
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
+    /// How many bytes are left.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.at
     }
 
     /// Whether every byte was read.
@@ -220,49 +268,53 @@ pub struct Frame {
     pub payload: Vec<u8>,
 }
 
-/// Reads the frames of one file in order, checking each checksum.
+/// Reads the frames of one file in order, checking each checksum. The file is read as a
+/// stream, to its current end: a log still being appended reads as what is complete so far
+/// (with a warning about a last record not yet whole), and pipes read like files.
 pub struct FrameReader {
     path: PathBuf,
-    input: BufReader<File>,
+    input: Input,
     offset: u64,
-    file_len: u64,
     /// Warnings gathered while reading (a cut-short last frame).
     pub warnings: Vec<String>,
     done: bool,
     frame: Frame,
+    scanned: u64,
 }
+
+/// The first read of a frame's body: larger frames are read in growing steps, so that memory
+/// follows the bytes actually there, not the length a frame claims.
+const FIRST_READ: usize = 1 << 16;
 
 impl FrameReader {
     /// Opens `path`, checking that it is a jitarena file of `content` and a known version.
     pub fn open(path: &Path, content: Content) -> Result<FrameReader, Error> {
-        let file = open(path)?;
-        let file_len = file
-            .metadata()
-            .map_err(|e| io_error(path, "read", &e))?
-            .len();
-        let mut input = BufReader::with_capacity(1 << 16, file);
-        let mut head = [0u8; HEADER_LEN];
-        let n = read_up_to(&mut input, &mut head).map_err(|e| io_error(path, "read", &e))?;
+        FrameReader::from_source(Source::open(path)?, content)
+    }
+
+    /// Reads an opened file, checking that it is a jitarena file of `content` and a known
+    /// version.
+    pub fn from_source(source: Source, content: Content) -> Result<FrameReader, Error> {
+        let path = source.path.clone();
+        let head = &source.head;
         let bad = |what: String| Error::new(ErrorCode::Io, format!("{}: {what}", path.display()));
-        if n == 0 {
+        if head.is_empty() {
             return Err(bad(format!(
                 "the file is empty, not a jitarena {}",
                 content.name()
             )));
         }
-        if n < HEADER_LEN || &head[..8] != MAGIC {
+        if head.len() < HEADER_LEN || &head[..8] != MAGIC {
             return Err(bad(format!(
                 "not a jitarena {} (it does not start with \"JITARENA\")",
                 content.name()
             )));
         }
         if head[8] != content.byte() {
-            let other = if head[8] == b'L' {
-                "stats log"
-            } else if head[8] == b'T' {
-                "trace"
-            } else {
-                "file of unknown content"
+            let other = match head[8] {
+                b'L' => "stats log",
+                b'T' => "trace",
+                _ => "file of unknown content",
             };
             return Err(bad(format!(
                 "this is a jitarena {other}, not a {}",
@@ -275,11 +327,13 @@ impl FrameReader {
                 head[9]
             )));
         }
+        let mut input = source.into_input();
+        let mut skip = [0u8; HEADER_LEN];
+        read_up_to(&mut input, &mut skip).map_err(|e| io_error(&path, "read", &e))?;
         Ok(FrameReader {
-            path: path.to_path_buf(),
+            path,
             input,
             offset: HEADER_LEN as u64,
-            file_len,
             warnings: Vec::new(),
             done: false,
             frame: Frame {
@@ -287,12 +341,20 @@ impl FrameReader {
                 offset: 0,
                 payload: Vec::new(),
             },
+            scanned: HEADER_LEN as u64,
         })
     }
 
     /// The file being read.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Bytes read from the file plus bytes examined while looking for whole frames after a
+    /// length that runs past the end: the reader's work, which stays within a small multiple of
+    /// the file's size whatever the bytes are.
+    pub fn bytes_scanned(&self) -> u64 {
+        self.scanned
     }
 
     /// An error about the frame at `offset`.
@@ -327,6 +389,7 @@ impl FrameReader {
                 }
                 return Ok(false);
             }
+            self.scanned += 1;
             let byte = head[head_len];
             head_len += 1;
             if head_len >= 2 && byte & 0x80 == 0 {
@@ -347,27 +410,24 @@ impl FrameReader {
         if len > MAX_FRAME {
             return Err(self.corrupt(start, "its length is impossibly large"));
         }
-        let end = start + head_len as u64 + len + 4;
-        if end > self.file_len {
-            // Either the writer was stopped inside this frame, or its length was damaged. Only
-            // in the second case can a whole frame follow somewhere in the rest of the file.
-            let mut rest = Vec::new();
-            self.input
-                .read_to_end(&mut rest)
-                .map_err(|e| io_error(&self.path, "read", &e))?;
+        let want = len as usize + 4;
+        let got = self.read_body(want)?;
+        if got < want {
+            // Either the writer was stopped inside this frame (or is still writing it), or its
+            // length was damaged. Only in the second case can a whole frame follow somewhere in
+            // the rest of the file.
             self.done = true;
-            if holds_a_frame(&rest) || is_whole_frame(head[0], &rest) {
+            let rest = &self.frame.payload[..got];
+            let mut search = crate::scan::FrameSearch::new(rest);
+            let damaged = search.holds_a_frame() || search.is_whole_frame(head[0]);
+            self.scanned += search.examined;
+            if damaged {
                 return Err(self.corrupt(start, "its length field was damaged"));
             }
-            self.cut_short(start, head_len as u64 + rest.len() as u64);
+            self.cut_short(start, (head_len + got) as u64);
             return Ok(false);
         }
         let body = &mut self.frame.payload;
-        body.resize(len as usize + 4, 0);
-        let n = read_up_to(&mut self.input, body).map_err(|e| io_error(&self.path, "read", &e))?;
-        if n < body.len() {
-            return Err(self.corrupt(start, "the file shrank while it was read"));
-        }
         let (payload, crc) = body.split_at(len as usize);
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(head);
@@ -378,8 +438,30 @@ impl FrameReader {
         body.truncate(len as usize);
         self.frame.kind = head[0];
         self.frame.offset = start;
-        self.offset = end;
+        self.offset = start + (head_len + want) as u64;
         Ok(true)
+    }
+
+    /// Reads up to `want` bytes into the frame buffer, growing it as bytes arrive (at most
+    /// doubling what was read); returns how many were read (fewer at the end of the file).
+    fn read_body(&mut self, want: usize) -> Result<usize, Error> {
+        let body = &mut self.frame.payload;
+        body.clear();
+        let mut got = 0;
+        while got < want {
+            let step = (want - got).min(FIRST_READ.max(got));
+            body.reserve_exact(step);
+            body.resize(got + step, 0);
+            let n = read_up_to(&mut self.input, &mut body[got..])
+                .map_err(|e| io_error(&self.path, "read", &e))?;
+            got += n;
+            self.scanned += n as u64;
+            if n < step {
+                body.truncate(got);
+                break;
+            }
+        }
+        Ok(got)
     }
 
     /// The frame read by the last successful [`FrameReader::advance`].
@@ -393,38 +475,4 @@ impl FrameReader {
             self.path.display()
         ));
     }
-}
-
-/// Whether a complete frame with a valid checksum starts anywhere in `bytes`.
-fn holds_a_frame(bytes: &[u8]) -> bool {
-    (0..bytes.len()).any(|i| {
-        let mut p = Payload::new(&bytes[i + 1..]);
-        let Ok(len) = p.varint() else { return false };
-        let head_len = 1 + p.at;
-        let Some(end) = (len as usize)
-            .checked_add(head_len + 4)
-            .and_then(|n| n.checked_add(i))
-        else {
-            return false;
-        };
-        if len == 0 || end > bytes.len() {
-            return false;
-        }
-        let crc = crc32fast::hash(&bytes[i..end - 4]);
-        crc.to_le_bytes() == bytes[end - 4..end]
-    })
-}
-
-/// Whether `rest` is a complete frame body (payload and checksum) of type `kind`: then the file
-/// was not cut short, only the length in front of it was damaged.
-fn is_whole_frame(kind: u8, rest: &[u8]) -> bool {
-    let Some(len) = rest.len().checked_sub(4) else {
-        return false;
-    };
-    let mut head = vec![kind];
-    put_varint(&mut head, len as u64);
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(&head);
-    hasher.update(&rest[..len]);
-    hasher.finalize().to_le_bytes() == rest[len..]
 }

@@ -28,6 +28,7 @@ pub mod logtools;
 pub mod method;
 pub mod output;
 pub mod report;
+mod scan;
 pub mod trace;
 pub mod union;
 

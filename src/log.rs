@@ -50,15 +50,61 @@ pub struct MethodCounts {
 }
 
 impl MethodCounts {
-    /// Bytes requested, all kinds.
+    /// Bytes requested, all kinds. Never wraps: it saturates at `u64::MAX`, which no record
+    /// read by [`LogReader`] reaches (the reader refuses a record whose sums do not fit); see
+    /// [`MethodCounts::checked_total_bytes`] for counts from elsewhere.
     pub fn total_bytes(&self) -> u64 {
-        self.kinds.iter().map(|k| k.1).sum()
+        self.checked_total_bytes().unwrap_or(u64::MAX)
     }
 
-    /// Allocations, all kinds.
+    /// Allocations, all kinds; saturates as [`MethodCounts::total_bytes`] does.
     pub fn total_count(&self) -> u64 {
-        self.kinds.iter().map(|k| k.2).sum()
+        self.checked_total_count().unwrap_or(u64::MAX)
     }
+
+    /// Bytes requested, all kinds; `None` if the sum does not fit in 64 bits.
+    pub fn checked_total_bytes(&self) -> Option<u64> {
+        checked_sum(self.kinds.iter().map(|k| k.1))
+    }
+
+    /// Allocations, all kinds; `None` if the sum does not fit in 64 bits.
+    pub fn checked_total_count(&self) -> Option<u64> {
+        checked_sum(self.kinds.iter().map(|k| k.2))
+    }
+
+    /// Bytes of all phases; `None` if the sum does not fit in 64 bits.
+    pub fn checked_phase_bytes(&self) -> Option<u64> {
+        checked_sum(self.phases.iter().map(|p| p.1))
+    }
+}
+
+/// The sum of `values`, `None` if it does not fit in 64 bits.
+pub fn checked_sum(values: impl IntoIterator<Item = u64>) -> Option<u64> {
+    values
+        .into_iter()
+        .try_fold(0u64, |sum, v| sum.checked_add(v))
+}
+
+/// The error for a sum over untrusted input that does not fit in 64 bits: it names `path` and
+/// what was being added up.
+pub fn sum_too_large(path: &Path, what: &str) -> Error {
+    Error::new(
+        crate::ErrorCode::Io,
+        format!(
+            "{}: the {what} add up to more than {} (2^64 - 1): the input holds impossible counts",
+            path.display(),
+            u64::MAX
+        ),
+    )
+}
+
+/// Adds `value` to `total`, or fails with [`sum_too_large`]: for sums over untrusted input,
+/// which must never wrap.
+pub fn add_checked(total: &mut u64, value: u64, path: &Path, what: &str) -> Result<(), Error> {
+    *total = total
+        .checked_add(value)
+        .ok_or_else(|| sum_too_large(path, what))?;
+    Ok(())
 }
 
 /// One record of a stats log.
@@ -340,13 +386,35 @@ impl<W: Write> LogWriter<W> {
 }
 
 /// Reads schemas and tiers as they come, for log and trace readers.
-#[derive(Default)]
 pub(crate) struct DictionaryReader {
     schemas: Vec<Arc<Schema>>,
     tiers: Vec<Arc<str>>,
+    /// For traces, the arena's limits on kinds and phases (their events replay through an
+    /// arena); `None` for logs, whose readers count any number of kinds.
+    arena_limits: Option<(usize, usize)>,
 }
 
 impl DictionaryReader {
+    /// For a stats log: any number of kinds and phases.
+    pub(crate) fn for_logs() -> DictionaryReader {
+        DictionaryReader {
+            schemas: Vec::new(),
+            tiers: Vec::new(),
+            arena_limits: None,
+        }
+    }
+
+    /// For a trace: at most the arena's kinds and phases.
+    pub(crate) fn for_traces() -> DictionaryReader {
+        DictionaryReader {
+            arena_limits: Some((
+                crate::sys::JITARENA_MAX_KINDS as usize,
+                crate::sys::JITARENA_MAX_PHASES as usize,
+            )),
+            ..DictionaryReader::for_logs()
+        }
+    }
+
     /// Takes a schema or tier frame; returns false for other frame types.
     pub(crate) fn take(
         &mut self,
@@ -360,11 +428,26 @@ impl DictionaryReader {
                 let id = p.varint().map_err(bad)?;
                 let kinds = read_names(&mut p).map_err(bad)?;
                 let phases = read_names(&mut p).map_err(bad)?;
+                if !p.is_done() {
+                    return Err(bad(Malformed("it has bytes after its last field")));
+                }
                 if id != self.schemas.len() as u64 {
                     return Err(reader.corrupt(frame.offset, "schema ids are out of order"));
                 }
-                let schema = Schema::new(kinds, phases)
-                    .map_err(|e| reader.corrupt(frame.offset, &e.message))?;
+                let schema = match self.arena_limits {
+                    Some((max_kinds, max_phases)) => {
+                        if kinds.len() > max_kinds || phases.len() > max_phases {
+                            return Err(reader.corrupt(frame.offset, &format!(
+                                "its schema has {} kinds and {} phases; a trace replays through the arena, which has at most {max_kinds} kinds and {max_phases} phases",
+                                kinds.len(),
+                                phases.len()
+                            )));
+                        }
+                        Schema::new(kinds, phases)
+                    }
+                    None => Schema::read(kinds, phases),
+                }
+                .map_err(|e| reader.corrupt(frame.offset, &e.message))?;
                 self.schemas.push(Arc::new(schema));
             }
             FRAME_TIER => {
@@ -432,9 +515,14 @@ fn reuse(slot: &mut Option<String>, text: &str) {
     }
 }
 
+/// A list of names: its count is bounded by the bytes left (a name takes at least two).
 fn read_names(p: &mut Payload<'_>) -> Result<Vec<String>, Malformed> {
-    let n = p.count(crate::sys::JITARENA_MAX_PHASES as u64)?;
-    (0..n).map(|_| p.str().map(str::to_string)).collect()
+    let n = p.count(p.remaining() as u64 / 2)?;
+    let mut names = Vec::with_capacity(n);
+    for _ in 0..n {
+        names.push(p.str()?.to_string());
+    }
+    Ok(names)
 }
 
 /// Reads a stats log record by record.
@@ -448,13 +536,19 @@ impl LogReader {
     pub fn open(path: &Path) -> Result<LogReader, Error> {
         Ok(LogReader {
             frames: FrameReader::open(path, Content::Log)?,
-            dict: DictionaryReader::default(),
+            dict: DictionaryReader::for_logs(),
         })
     }
 
     /// Warnings so far (a cut-short last record).
     pub fn warnings(&self) -> &[String] {
         &self.frames.warnings
+    }
+
+    /// The reader's work so far, in bytes read or examined (see
+    /// [`FrameReader::bytes_scanned`]).
+    pub fn bytes_scanned(&self) -> u64 {
+        self.frames.bytes_scanned()
     }
 
     /// The next record, `None` at the end.
@@ -509,37 +603,57 @@ impl LogReader {
         c.reserved_bytes = p.varint()?;
         c.page_count = p.varint()?;
         c.largest_alloc = p.varint()?;
+        // Counts are bounded by the schema and by the bytes left (a kind takes at least
+        // three, a phase two).
         let kind_slots = schema.kinds.len() as u64 + 1;
-        let n = p.count(kind_slots)?;
+        let n = p.count(kind_slots.min(p.remaining() as u64 / 3))?;
         c.kinds.clear();
         c.kinds.reserve(n);
-        let mut next = 0u64;
+        let (mut next, mut bytes_sum, mut count_sum) = (0u64, 0u64, 0u64);
         for _ in 0..n {
-            let slot = next + p.varint()?;
-            if slot >= kind_slots {
-                return Err(Malformed("a kind is outside its schema"));
-            }
-            c.kinds.push((slot as u32, p.varint()?, p.varint()?));
-            next = slot + 1;
+            let slot = next_slot(next, p.varint()?, kind_slots, KIND_OUTSIDE)?;
+            let (bytes, count) = (p.varint()?, p.varint()?);
+            bytes_sum = bytes_sum.checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
+            count_sum = count_sum.checked_add(count).ok_or(Malformed(
+                "its allocation counts add up to more than 2^64 - 1",
+            ))?;
+            c.kinds.push((slot, bytes, count));
+            next = u64::from(slot) + 1;
         }
         let phase_slots = schema.phases.len() as u64 + 1;
-        let n = p.count(phase_slots)?;
+        let n = p.count(phase_slots.min(p.remaining() as u64 / 2))?;
         c.phases.clear();
         c.phases.reserve(n);
-        let mut next = 0u64;
+        let (mut next, mut phase_sum) = (0u64, 0u64);
         for _ in 0..n {
-            let slot = next + p.varint()?;
-            if slot >= phase_slots {
-                return Err(Malformed("a phase is outside its schema"));
-            }
-            c.phases.push((slot as u32, p.varint()?));
-            next = slot + 1;
+            let slot = next_slot(next, p.varint()?, phase_slots, PHASE_OUTSIDE)?;
+            let bytes = p.varint()?;
+            phase_sum = phase_sum.checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
+            c.phases.push((slot, bytes));
+            next = u64::from(slot) + 1;
         }
         if !p.is_done() {
             return Err(Malformed("it has bytes after its last field"));
         }
         Ok(())
     }
+}
+
+const TOO_MANY_BYTES: Malformed = Malformed("its byte counts add up to more than 2^64 - 1");
+const KIND_OUTSIDE: &str =
+    "a kind is outside its schema (a slot delta overflows or runs past the last kind)";
+const PHASE_OUTSIDE: &str =
+    "a phase is outside its schema (a slot delta overflows or runs past the last phase)";
+
+/// The slot `delta` after `next` (the slot after the previous one), which must lie below
+/// `slots`: slots increase, so that none repeats, and a delta cannot wrap around; `outside`
+/// says what is wrong otherwise.
+fn next_slot(next: u64, delta: u64, slots: u64, outside: &'static str) -> Result<u32, Malformed> {
+    let slot = next
+        .checked_add(delta)
+        .filter(|&s| s < slots)
+        .ok_or(Malformed(outside))?;
+    u32::try_from(slot).map_err(|_| Malformed(outside))
 }
 
 /// Reads every record of a log into memory, returning them with the reader's warnings.

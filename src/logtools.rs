@@ -106,10 +106,12 @@ pub fn dump(
     if fmt == DumpFormat::Text {
         let mut warnings = Vec::new();
         for path in paths {
-            if format::sniff(path)? == Some(Content::Log) {
+            // Opened once: a trace from a pipe cannot be opened a second time.
+            let source = format::Source::open(path)?;
+            if source.content() == Some(Content::Log) {
                 return Err(Error::new(ErrorCode::Io, format!("{}: a stats log has no events; `--format text` dumps traces (use csv or jsonl)", path.display())));
             }
-            let mut reader = crate::trace::open(path)?;
+            let mut reader = crate::trace::from_source(source)?;
             while let Some(m) = reader.next_method()? {
                 crate::trace::write_text(out, &m).map_err(w)?;
             }

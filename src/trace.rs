@@ -4,13 +4,13 @@
 //! traces recorded by other tools). `open` reads either. Layouts: `docs/formats.md`.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::counters::Schema;
 use crate::error::{Error, ErrorCode};
-use crate::format::{self, put_varint, Content, FrameReader, Malformed, Payload};
+use crate::format::{self, put_varint, Content, FrameReader, Malformed, Payload, Source};
 use crate::log::{DictionaryReader, MethodInfo, RecordWriter};
 use crate::sys::{
     jitarena_event as Event, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_MAX_KINDS,
@@ -19,6 +19,8 @@ use crate::sys::{
 
 /// Frame type: one method's events.
 const FRAME_EVENTS: u8 = 4;
+/// Events reserved before decoding a method's events; more are made room for as they come.
+const FIRST_EVENTS: usize = 1024;
 
 /// One method of a trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +118,7 @@ pub struct TraceReader {
 enum Inner {
     /// A binary trace, read frame by frame, with the schemas and tiers seen so far.
     Binary {
-        frames: FrameReader,
+        frames: Box<FrameReader>,
         dict: DictionaryReader,
     },
     /// A text trace, parsed whole (its kind list is known only at its end), reversed for
@@ -129,22 +131,29 @@ enum Inner {
 
 /// Opens a trace, binary or text, by its first bytes.
 pub fn open(path: &Path) -> Result<TraceReader, Error> {
-    match format::sniff(path)? {
+    from_source(Source::open(path)?)
+}
+
+/// Reads an opened trace, binary or text, by its first bytes (which the source keeps, so that
+/// a trace from a pipe reads whole).
+pub fn from_source(source: Source) -> Result<TraceReader, Error> {
+    match source.content() {
         Some(Content::Trace) => Ok(TraceReader {
             inner: Inner::Binary {
-                frames: FrameReader::open(path, Content::Trace)?,
-                dict: DictionaryReader::default(),
+                frames: Box::new(FrameReader::from_source(source, Content::Trace)?),
+                dict: DictionaryReader::for_traces(),
             },
         }),
         Some(Content::Log) => Err(Error::new(
             ErrorCode::Io,
-            format!("{}: this is a stats log, not a trace (replay reads traces; stats, dump and memdiff read logs)", path.display()),
+            format!("{}: this is a stats log, not a trace (replay reads traces; stats, dump and memdiff read logs)", source.path().display()),
         )),
         None => {
-            let mut methods = read_text(path)?;
+            let path = source.path().to_path_buf();
+            let mut methods = parse_text(&path, source.into_input())?;
             methods.reverse();
             Ok(TraceReader {
-                inner: Inner::Text { methods, path: path.to_path_buf() },
+                inner: Inner::Text { methods, path },
             })
         }
     }
@@ -190,9 +199,10 @@ impl TraceReader {
 fn decode_events(dict: &DictionaryReader, payload: &[u8]) -> Result<TraceMethod, Malformed> {
     let mut p = Payload::new(payload);
     let (schema, info) = dict.info(&mut p)?;
-    // Each event takes at least one byte: the count cannot exceed what is left.
-    let n = p.count(payload.len() as u64)?;
-    let mut events = Vec::with_capacity(n);
+    // Each event takes at least one byte: the count cannot exceed what is left. The vector
+    // grows with the events decoded, not with the count claimed.
+    let n = p.count(p.remaining() as u64)?;
+    let mut events = Vec::with_capacity(n.min(FIRST_EVENTS));
     for _ in 0..n {
         let code = p.varint()?;
         let arg = u32::try_from(code >> 1)
@@ -215,14 +225,17 @@ fn decode_events(dict: &DictionaryReader, payload: &[u8]) -> Result<TraceMethod,
 
 /// Parses a plain text trace. Kinds and phases are numbered in the order first seen.
 pub fn read_text(path: &Path) -> Result<Vec<TraceMethod>, Error> {
-    let file = std::fs::File::open(path).map_err(|e| format::io_error(path, "open", &e))?;
+    parse_text(path, Source::open(path)?.into_input())
+}
+
+/// Parses a plain text trace from `reader`; `path` names it in errors.
+fn parse_text(path: &Path, mut reader: impl BufRead) -> Result<Vec<TraceMethod>, Error> {
     let mut kinds = Names::default();
     let mut phases = Names::default();
     let mut methods: Vec<(MethodInfo, Vec<Event>)> = Vec::new();
     let bad = |line: usize, what: String| {
         Error::new(ErrorCode::Io, format!("{}:{line}: {what}", path.display()))
     };
-    let mut reader = BufReader::new(file);
     let mut line = String::new();
     let mut number = 0;
     loop {

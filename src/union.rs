@@ -2,6 +2,7 @@
 //! two sides of a diff can be added up and compared kind by kind.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::counters::Schema;
@@ -12,7 +13,9 @@ use crate::log::MethodCounts;
 pub const INVALID: u32 = u32::MAX;
 
 /// The union of several schemas: every kind and phase name once, in the order first seen; each
-/// member schema's invalid-kind and no-phase buckets map to the union's.
+/// member schema's invalid-kind and no-phase buckets map to the union's. Adding a schema costs
+/// the length of its names once (it is hashed, and its names interned), whatever the number of
+/// schemas already added; adding the same `Arc` again costs a lookup.
 #[derive(Default)]
 pub struct SchemaUnion {
     kinds: Vec<String>,
@@ -21,47 +24,98 @@ pub struct SchemaUnion {
     phase_ids: HashMap<String, u32>,
     /// Member schemas and their slot maps (named slots only; the buckets are mapped at use).
     members: Vec<(Arc<Schema>, Vec<u32>, Vec<u32>)>,
-    /// Every schema `Arc` seen, with its member: readers of different files hold equal
-    /// schemas in different `Arc`s, and comparing pointers is cheaper than comparing names.
-    seen: Vec<(Arc<Schema>, usize)>,
+    /// Members by a hash of their names: readers of different files hold equal schemas in
+    /// different `Arc`s.
+    by_content: HashMap<u64, Vec<usize>>,
+    /// Every schema `Arc` seen, by address, with its member. The `Arc` is kept, so that its
+    /// address is not reused by another schema.
+    seen: HashMap<usize, (Arc<Schema>, usize)>,
+    /// Names hashed or interned and schemas compared so far.
+    work: u64,
+    /// Whether more names were seen than slots can number.
+    overflow: bool,
 }
+
+/// The most names a union holds: slots are `u32`, and [`INVALID`] is taken.
+const MAX_NAMES: usize = INVALID as usize - 1;
 
 impl SchemaUnion {
     /// Adds a schema's names.
     pub fn add(&mut self, schema: &Arc<Schema>) {
-        if self.seen.iter().any(|(s, _)| Arc::ptr_eq(s, schema)) {
+        let address = Arc::as_ptr(schema) as usize;
+        if self.seen.contains_key(&address) {
             return;
         }
-        if let Some(i) = self.members.iter().position(|(s, _, _)| **s == **schema) {
-            self.seen.push((Arc::clone(schema), i));
-            return;
-        }
-        self.seen.push((Arc::clone(schema), self.members.len()));
-        let kinds = schema
-            .kinds
+        let hash = self.content_hash(schema);
+        let i = match self.find(hash, schema) {
+            Some(i) => i,
+            None => {
+                let kinds = schema
+                    .kinds
+                    .iter()
+                    .map(|k| intern(&mut self.kinds, &mut self.kind_ids, k, &mut self.overflow))
+                    .collect();
+                let phases = schema
+                    .phases
+                    .iter()
+                    .map(|p| intern(&mut self.phases, &mut self.phase_ids, p, &mut self.overflow))
+                    .collect();
+                self.work += (schema.kinds.len() + schema.phases.len()) as u64;
+                self.members.push((Arc::clone(schema), kinds, phases));
+                let i = self.members.len() - 1;
+                self.by_content.entry(hash).or_default().push(i);
+                i
+            }
+        };
+        self.seen.insert(address, (Arc::clone(schema), i));
+    }
+
+    /// A hash of the schema's names.
+    fn content_hash(&mut self, schema: &Schema) -> u64 {
+        self.work += (schema.kinds.len() + schema.phases.len()) as u64;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        schema.hash(&mut h);
+        h.finish()
+    }
+
+    /// The member with the names of `schema`, given their hash.
+    fn find(&mut self, hash: u64, schema: &Schema) -> Option<usize> {
+        let candidates = self.by_content.get(&hash)?;
+        self.work += candidates.len() as u64;
+        candidates
             .iter()
-            .map(|k| intern(&mut self.kinds, &mut self.kind_ids, k))
-            .collect();
-        let phases = schema
-            .phases
-            .iter()
-            .map(|p| intern(&mut self.phases, &mut self.phase_ids, p))
-            .collect();
-        self.members.push((Arc::clone(schema), kinds, phases));
+            .copied()
+            .find(|&i| *self.members[i].0 == *schema)
     }
 
     fn member(&self, schema: &Arc<Schema>) -> Option<usize> {
-        let seen = self
-            .seen
+        if let Some((_, i)) = self.seen.get(&(Arc::as_ptr(schema) as usize)) {
+            return Some(*i);
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        schema.hash(&mut h);
+        self.by_content
+            .get(&h.finish())?
             .iter()
-            .find(|(s, _)| Arc::ptr_eq(s, schema))
-            .map(|(_, i)| *i);
-        seen.or_else(|| self.members.iter().position(|(s, _, _)| **s == **schema))
+            .copied()
+            .find(|&i| *self.members[i].0 == **schema)
     }
 
-    /// The united schema.
+    /// Names hashed or interned and schemas compared so far: the union's work, which grows
+    /// with the names added, not with the square of the number of schemas.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// The united schema: any number of kinds and phases (see [`Schema::read`]).
     pub fn schema(&self) -> Result<Schema, Error> {
-        Schema::new(self.kinds.clone(), self.phases.clone())
+        if self.overflow {
+            return Err(Error::new(
+                crate::ErrorCode::Io,
+                format!("the logs name more than {MAX_NAMES} distinct kinds or phases"),
+            ));
+        }
+        Schema::read(self.kinds.clone(), self.phases.clone())
     }
 
     /// Number of united kinds (the invalid bucket is this index).
@@ -141,9 +195,20 @@ impl SchemaUnion {
     }
 }
 
-fn intern(names: &mut Vec<String>, ids: &mut HashMap<String, u32>, name: &str) -> u32 {
-    *ids.entry(name.to_string()).or_insert_with(|| {
-        names.push(name.to_string());
-        names.len() as u32 - 1
-    })
+fn intern(
+    names: &mut Vec<String>,
+    ids: &mut HashMap<String, u32>,
+    name: &str,
+    overflow: &mut bool,
+) -> u32 {
+    if let Some(&id) = ids.get(name) {
+        return id;
+    }
+    if names.len() >= MAX_NAMES {
+        *overflow = true;
+        return INVALID;
+    }
+    names.push(name.to_string());
+    ids.insert(name.to_string(), names.len() as u32 - 1);
+    names.len() as u32 - 1
 }

@@ -237,7 +237,9 @@ pub fn diff_collections(
         diffs.push((c.name.clone(), diff_logs(&c.base, &c.diff, options)?));
     }
     one_sided.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(Report::new(diffs, one_sided, options, rules))
+    let report = Report::new(diffs, one_sided, options, rules);
+    report.check_sums()?;
+    Ok(report)
 }
 
 impl Report {
@@ -271,6 +273,34 @@ impl Report {
     pub fn unnamed(mut self) -> Report {
         self.outcome = outcome(&self.collections, &self.one_sided, false);
         self
+    }
+
+    /// Fails when a sum over collections would pass 2^64 (each collection's sums were checked
+    /// as its logs were read; together they can still be too large to be real).
+    pub fn check_sums(&self) -> Result<(), Error> {
+        let mut wide = [0u128; 8];
+        for c in &self.collections {
+            let g = c.diff.overall();
+            for (cell, v) in wide.iter_mut().zip([
+                g.base.bytes,
+                g.base.allocations,
+                g.base.used,
+                g.base.reserved,
+                g.diff.bytes,
+                g.diff.allocations,
+                g.diff.used,
+                g.diff.reserved,
+            ]) {
+                *cell += u128::from(v);
+            }
+        }
+        if wide.iter().any(|&v| v > u128::from(u64::MAX)) {
+            return Err(Error::new(
+                ErrorCode::Io,
+                "the collections' byte counts add up past 2^64, which no set of compilations can reach: a log is damaged",
+            ));
+        }
+        Ok(())
     }
 
     /// The sums over every collection of a tier group (`Overall`, `MinOpts`, `FullOpts`):
@@ -312,6 +342,7 @@ impl Report {
                     });
                     sums.len() - 1
                 });
+                // Parts of the totals that check_sums bounds: exact.
                 sums[i].base = sums[i].base.saturating_add(d.base);
                 sums[i].diff = sums[i].diff.saturating_add(d.diff);
             }

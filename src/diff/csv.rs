@@ -50,6 +50,7 @@ pub fn diff_csv(
     t.coverage.base_files = 1;
     t.coverage.diff_files = 1;
     let mut infos = Vec::new();
+    let (mut matched_base, mut matched_diff) = (0u64, 0u64);
     for (n, line) in rows {
         let cells = split_csv(line);
         let cell = |c: usize| cells.get(c).map(|s| s.trim()).unwrap_or("");
@@ -58,19 +59,28 @@ pub fn diff_csv(
             if v.is_empty() {
                 return Ok(None);
             }
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .map(|x| Some(x.round() as u64))
-                .ok_or_else(|| {
-                    bad(
-                        n + 1,
-                        format!(
-                            "the {what} column holds {:?}, not a number of bytes",
-                            cell(c)
-                        ),
-                    )
-                })
+            parse_bytes(&v).map(Some).ok_or_else(|| {
+                bad(
+                    n + 1,
+                    format!(
+                        "the {what} column holds {:?}, not a number of bytes from 0 to {}",
+                        cell(c),
+                        u64::MAX
+                    ),
+                )
+            })
+        };
+        let sum = |total: &mut u64, v: u64, what: &str| {
+            *total = total.checked_add(v).ok_or_else(|| {
+                bad(
+                    n + 1,
+                    format!(
+                        "the {what} add up to more than {} (2^64 - 1) bytes: not a real total",
+                        u64::MAX
+                    ),
+                )
+            })?;
+            Ok::<(), Error>(())
         };
         let info = MethodInfo {
             name: name_col
@@ -83,6 +93,9 @@ pub fn diff_csv(
         };
         match (number(b, base_col)?, number(d, diff_col)?) {
             (Some(x), Some(y)) => {
+                // Every group's totals are parts of these two: when they fit, so do those.
+                sum(&mut matched_base, x, "matched methods' base bytes")?;
+                sum(&mut matched_diff, y, "matched methods' diff bytes")?;
                 let g = tier_group(info.tier.as_deref()) as usize;
                 for group in [0, g] {
                     t.overflow |= !t.groups_base[group].add(&Totals {
@@ -103,12 +116,20 @@ pub fn diff_csv(
             }
             (Some(x), None) => {
                 t.coverage.only_base += 1;
-                t.coverage.only_base_bytes = t.coverage.only_base_bytes.saturating_add(x);
+                sum(
+                    &mut t.coverage.only_base_bytes,
+                    x,
+                    "base-only methods' bytes",
+                )?;
                 keep_largest(&mut t.coverage.missing_in_diff, options.top, x, &info);
             }
             (None, Some(y)) => {
                 t.coverage.only_diff += 1;
-                t.coverage.only_diff_bytes = t.coverage.only_diff_bytes.saturating_add(y);
+                sum(
+                    &mut t.coverage.only_diff_bytes,
+                    y,
+                    "diff-only methods' bytes",
+                )?;
                 keep_largest(&mut t.coverage.missing_in_base, options.top, y, &info);
             }
             (None, None) => {}
@@ -120,6 +141,20 @@ pub fn diff_csv(
     let mut out = finish(t, options, lists, &top.all, Vec::new());
     out.has_kinds = false;
     Ok(out)
+}
+
+/// A cell as a number of bytes: a whole number from 0 to `u64::MAX` exactly, or a decimal
+/// (rounded) below 2^64; `None` for anything else, never a number clamped into range.
+fn parse_bytes(v: &str) -> Option<u64> {
+    if let Ok(n) = v.parse::<u64>() {
+        return Some(n);
+    }
+    const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+    v.parse::<f64>()
+        .ok()
+        .map(f64::round)
+        .filter(|x| x.is_finite() && *x >= 0.0 && *x < TWO_TO_64)
+        .map(|x| x as u64)
 }
 
 /// Splits one CSV line (RFC 4180 quoting).

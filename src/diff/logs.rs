@@ -241,8 +241,10 @@ pub fn diff_logs(
             }
             None => {
                 t.coverage.only_diff += 1;
-                t.coverage.only_diff_bytes =
-                    t.coverage.only_diff_bytes.saturating_add(totals.bytes);
+                match t.coverage.only_diff_bytes.checked_add(totals.bytes) {
+                    Some(sum) => t.coverage.only_diff_bytes = sum,
+                    None => t.overflow = true,
+                }
                 keep_largest(
                     &mut t.coverage.missing_in_base,
                     top_n,
@@ -309,6 +311,7 @@ pub fn diff_logs(
                 let totals = strip_ignored(ignored, &mut counts);
                 if !matched[i] {
                     coverage.only_base += 1;
+                    // A part of the base's total, which pass 1 checked: it cannot overflow.
                     coverage.only_base_bytes =
                         coverage.only_base_bytes.saturating_add(totals.bytes);
                     keep_largest(&mut coverage.missing_in_diff, top_n, totals.bytes, &r.info);

@@ -421,7 +421,7 @@ fn kind_deltas(t: &Tally) -> Vec<Delta> {
             diff: d.kinds.get(s).copied().unwrap_or(0),
         })
         .collect();
-    if b.invalid_kind + d.invalid_kind > 0 {
+    if b.invalid_kind > 0 || d.invalid_kind > 0 {
         kinds.push(Delta {
             name: t.union.kind_name(INVALID).to_string(),
             base: b.invalid_kind,
@@ -446,7 +446,7 @@ fn phase_deltas(t: &Tally) -> Vec<Delta> {
             diff: d.phases.get(s).copied().unwrap_or(0),
         })
         .collect();
-    if b.no_phase + d.no_phase > 0 && !phases.is_empty() {
+    if (b.no_phase > 0 || d.no_phase > 0) && !phases.is_empty() {
         phases.push(Delta {
             name: t.union.phase_name(INVALID).to_string(),
             base: b.no_phase,

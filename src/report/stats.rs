@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::{json_str, pct, quantile, thousands};
 use crate::error::Error;
-use crate::log::{LogReader, MethodCounts};
+use crate::log::{add_checked, sum_too_large, LogReader, MethodCounts};
 use crate::union::SchemaUnion;
 
 /// How many of the largest methods to list.
@@ -112,7 +112,7 @@ pub fn collect(paths: &[PathBuf]) -> Result<Stats, Error> {
     for path in &files {
         acc.read(path)?;
     }
-    Ok(acc.finish(files.len()))
+    acc.finish(files.len())
 }
 
 #[derive(Default)]
@@ -143,29 +143,37 @@ impl Accumulator {
                     .kinds
                     .get_mut(slot as usize)
                     .unwrap_or(&mut self.invalid);
-                cell.0 += bytes;
-                cell.1 += count;
+                add_checked(&mut cell.0, bytes, path, "bytes of a kind")?;
+                add_checked(&mut cell.1, count, path, "allocations of a kind")?;
             }
             for &(slot, bytes) in &c.phases {
-                *self
+                let cell = self
                     .phases
                     .get_mut(slot as usize)
-                    .unwrap_or(&mut self.no_phase) += bytes;
+                    .unwrap_or(&mut self.no_phase);
+                add_checked(cell, bytes, path, "bytes of a phase")?;
             }
-            let (bytes, allocations) = (c.total_bytes(), c.total_count());
+            let bytes = c
+                .checked_total_bytes()
+                .ok_or_else(|| sum_too_large(path, "bytes of a method"))?;
+            let allocations = c
+                .checked_total_count()
+                .ok_or_else(|| sum_too_large(path, "allocations of a method"))?;
             let s = &mut self.stats;
             s.methods += 1;
-            s.bytes += bytes;
-            s.allocations += allocations;
-            s.used += c.used_bytes;
-            s.reserved += c.reserved_bytes;
-            s.pages += c.page_count;
+            add_checked(&mut s.bytes, bytes, path, "bytes requested")?;
+            add_checked(&mut s.allocations, allocations, path, "allocations")?;
+            add_checked(&mut s.used, c.used_bytes, path, "used bytes")?;
+            add_checked(&mut s.reserved, c.reserved_bytes, path, "reserved bytes")?;
+            add_checked(&mut s.pages, c.page_count, path, "pages")?;
             s.largest = s.largest.max(c.largest_alloc);
             s.limit_hits += u64::from(c.limit_hit);
             s.method_bytes.push(bytes);
             let tier = r.info.tier.clone().unwrap_or_default();
             let t = self.tiers.entry(tier.clone()).or_default();
-            *t = (t.0 + 1, t.1 + bytes, t.2 + allocations);
+            t.0 += 1;
+            add_checked(&mut t.1, bytes, path, "bytes of a tier")?;
+            add_checked(&mut t.2, allocations, path, "allocations of a tier")?;
             let smallest_kept = self.top.peek().map(|Reverse(m)| m.bytes);
             if self.top.len() < TOP_METHODS || smallest_kept.is_some_and(|b| bytes > b) {
                 self.top.push(Reverse(TopMethod {
@@ -186,11 +194,11 @@ impl Accumulator {
         Ok(())
     }
 
-    fn finish(self, files: usize) -> Stats {
+    fn finish(self, files: usize) -> Result<Stats, Error> {
         let mut s = self.stats;
         s.files = files;
         s.method_bytes.sort_unstable();
-        let schema = self.union.schema().unwrap_or_default();
+        let schema = self.union.schema()?;
         let mut kinds: Vec<Named> = schema
             .kinds
             .iter()
@@ -251,7 +259,7 @@ impl Accumulator {
             .into_iter()
             .map(|Reverse(m)| m)
             .collect();
-        s
+        Ok(s)
     }
 }
 
