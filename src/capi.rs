@@ -482,11 +482,10 @@ unsafe fn path_arg(path: *const c_char) -> Result<String, Error> {
 /// `path` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn jitarena_log_open(path: *const c_char) -> c_int {
-    // SAFETY: forwarded contract.
     guard(ErrorCode::Internal as c_int, || {
-        Ok(status(
-            unsafe { path_arg(path) }.and_then(|p| method::log_open(&p)),
-        ))
+        // SAFETY: forwarded contract.
+        let path = unsafe { path_arg(path) };
+        Ok(status(path.and_then(|p| method::log_open(&p))))
     })
 }
 
@@ -504,11 +503,10 @@ pub extern "C" fn jitarena_log_close() -> c_int {
 /// `path` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn jitarena_trace_open(path: *const c_char) -> c_int {
-    // SAFETY: forwarded contract.
     guard(ErrorCode::Internal as c_int, || {
-        Ok(status(
-            unsafe { path_arg(path) }.and_then(|p| method::trace_open(&p)),
-        ))
+        // SAFETY: forwarded contract.
+        let path = unsafe { path_arg(path) };
+        Ok(status(path.and_then(|p| method::trace_open(&p))))
     })
 }
 

@@ -30,6 +30,8 @@ fn generate(target: &str) -> Result<String, String> {
     let bindings = bindgen::Builder::default()
         .header(header.to_string_lossy())
         .clang_arg(format!("--target={target}"))
+        // Clang's own <stdint.h> and <stddef.h>: no C library headers for the target needed.
+        .clang_arg("-ffreestanding")
         .allowlist_type("jitarena(_.*)?")
         .allowlist_var("JITARENA_.*")
         .default_enum_style(bindgen::EnumVariation::Consts)
