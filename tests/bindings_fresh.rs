@@ -2,26 +2,34 @@
 //! `include/jitarena.h` with bindgen and committed, so that a machine without libclang still
 //! builds. This test regenerates it and fails if the committed file differs.
 //!
-//! The header is generated twice, for a 64-bit target (`x86_64-unknown-linux-gnu`) and a 32-bit
-//! one (`i686-unknown-linux-gnu`): the items must come out the same (the header's types map to
-//! `usize` and fixed-width integers), and bindgen's layout assertions for each target are kept
-//! under `#[cfg(target_pointer_width = ...)]`, so that each build checks the Rust layout
-//! against what clang computes for its own pointer width.
+//! The header is generated for three targets, one per C layout of its structs: a 64-bit one
+//! (`x86_64-unknown-linux-gnu`: every 64-bit target lays them out alike), i686 Linux (32-bit,
+//! `uint64_t` aligned to 4 inside structs) and arm32 Linux (32-bit, `uint64_t` aligned to 8, as
+//! on 32-bit Windows). The items must come out the same (the header's types map to `usize` and
+//! fixed-width integers); bindgen's layout assertions for each target are kept under the `cfg`
+//! that selects it, so that each build checks the Rust layout against what clang computes.
 //!
 //! Where libclang is missing the test says so and passes, unless `JITARENA_REQUIRE_BINDGEN=1`
 //! (set by `.ci/run`, which installs libclang). `JITARENA_BLESS=1` rewrites `src/sys.rs`.
 
 use std::path::Path;
 
-const PRELUDE: &str = "//! The arena's shared layout and constants, generated from `include/jitarena.h` by bindgen,\n//! with the layout assertions of a 64-bit and a 32-bit target.\n//! Do not edit: `JITARENA_BLESS=1 cargo test --test bindings_fresh` regenerates it.\n\n";
+const PRELUDE: &str = "//! The arena's shared layout and constants, generated from `include/jitarena.h` by bindgen,\n//! with the layout assertions of each C layout: 64-bit, i686 Linux, other 32-bit targets.\n//! Do not edit: `JITARENA_BLESS=1 cargo test --test bindings_fresh` regenerates it.\n\n";
 
 /// The first line of each of bindgen's layout assertion blocks; the block ends at `};`.
 const LAYOUT_START: &str = "#[allow(clippy::unnecessary_operation, clippy::identity_op)]";
 
-/// The targets generated, each with the pointer width its layout assertions are kept under.
-const TARGETS: [(&str, &str); 2] = [
-    ("x86_64-unknown-linux-gnu", "64"),
-    ("i686-unknown-linux-gnu", "32"),
+/// The targets generated, each with the `cfg` predicate its layout assertions are kept under.
+const TARGETS: [(&str, &str); 3] = [
+    ("x86_64-unknown-linux-gnu", "target_pointer_width = \"64\""),
+    (
+        "i686-unknown-linux-gnu",
+        "all(target_pointer_width = \"32\", target_arch = \"x86\", not(windows))",
+    ),
+    (
+        "armv7-unknown-linux-gnueabihf",
+        "all(target_pointer_width = \"32\", any(not(target_arch = \"x86\"), windows))",
+    ),
 ];
 
 fn generate(target: &str) -> Result<String, String> {
@@ -77,21 +85,21 @@ fn split(text: &str) -> Vec<Piece> {
     pieces
 }
 
-/// The committed form: the items once, each layout block once per pointer width.
+/// The committed form: the items once, each layout block once per target, under its `cfg`.
 fn merge(generated: &[(String, &str)]) -> Result<String, String> {
     let split: Vec<(Vec<Piece>, &str)> = generated
         .iter()
-        .map(|(text, width)| (split(text), *width))
+        .map(|(text, cfg)| (split(text), *cfg))
         .collect();
     let (first, _) = &split[0];
     let mut out = String::from(PRELUDE);
     for (i, piece) in first.iter().enumerate() {
         match piece {
             Piece::Items(items) => {
-                for (other, width) in &split[1..] {
+                for (other, cfg) in &split[1..] {
                     if other.get(i) != Some(piece) {
                         return Err(format!(
-                            "the header's items differ between 64-bit and {width}-bit targets \
+                            "the header's items differ between 64-bit and {cfg} targets \
                              (a type whose Rust form depends on the target?): piece {i}:\n{items}"
                         ));
                     }
@@ -99,13 +107,11 @@ fn merge(generated: &[(String, &str)]) -> Result<String, String> {
                 out.push_str(items);
             }
             Piece::Layout(_) => {
-                for (pieces, width) in &split {
+                for (pieces, cfg) in &split {
                     let Some(Piece::Layout(block)) = pieces.get(i) else {
-                        return Err(format!("no layout block {i} for the {width}-bit target"));
+                        return Err(format!("no layout block {i} for {cfg}"));
                     };
-                    out.push_str(&format!(
-                        "#[cfg(target_pointer_width = \"{width}\")]\n{block}"
-                    ));
+                    out.push_str(&format!("#[cfg({cfg})]\n{block}"));
                 }
             }
         }
@@ -119,7 +125,7 @@ fn merge(generated: &[(String, &str)]) -> Result<String, String> {
 fn fresh() -> Result<String, String> {
     let generated = TARGETS
         .iter()
-        .map(|(target, width)| generate(target).map(|text| (text, *width)))
+        .map(|(target, cfg)| generate(target).map(|text| (text, *cfg)))
         .collect::<Result<Vec<_>, _>>()?;
     merge(&generated)
 }
@@ -157,31 +163,37 @@ fn committed_bindings_match_the_header_for_64_and_32_bit_targets() {
 }
 
 #[test]
-fn the_32_bit_layout_differs_from_the_64_bit_one_and_is_kept_apart() {
-    // The committed file keeps one assertion block per struct and width: a 32-bit build does
-    // not see the 64-bit sizes (which is what made `--target i686-unknown-linux-gnu` fail).
+fn each_layout_is_kept_under_its_own_cfg() {
+    // One assertion block per struct and target layout: a 32-bit build does not see the 64-bit
+    // sizes (which is what made `--target i686-unknown-linux-gnu` fail), and an arm32 build
+    // does not see i686's 4-byte alignment of `uint64_t`.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sys.rs");
     let committed = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let pieces = split(&committed);
-    let blocks = pieces
+    let blocks = split(&committed)
         .iter()
         .filter(|p| matches!(p, Piece::Layout(_)))
         .count();
-    let guarded = |width: &str| {
-        committed
-            .matches(&format!(
-                "#[cfg(target_pointer_width = \"{width}\")]\n{LAYOUT_START}"
-            ))
-            .count()
-    };
-    assert!(blocks >= 8, "{blocks} layout blocks in {}", path.display());
+    let guarded: Vec<usize> = TARGETS
+        .iter()
+        .map(|(_, cfg)| {
+            committed
+                .matches(&format!("#[cfg({cfg})]\n{LAYOUT_START}"))
+                .count()
+        })
+        .collect();
+    assert!(blocks >= 12, "{blocks} layout blocks in {}", path.display());
     assert_eq!(
-        guarded("64") + guarded("32"),
+        guarded.iter().sum::<usize>(),
         blocks,
         "an unguarded layout block"
     );
-    assert_eq!(guarded("64"), guarded("32"));
-    assert!(committed.contains("[::core::mem::size_of::<jitarena_config>() - 72usize]"));
-    assert!(committed.contains("[::core::mem::size_of::<jitarena_config>() - 44usize]"));
+    assert!(
+        guarded.iter().all(|&n| n == blocks / TARGETS.len()),
+        "{guarded:?}"
+    );
+    for size in [72, 44, 48] {
+        let assertion = format!("[::core::mem::size_of::<jitarena_config>() - {size}usize]");
+        assert!(committed.contains(&assertion), "no {assertion}");
+    }
 }

@@ -1,6 +1,6 @@
-/* Compiled, not linked, by .ci/run for targets this machine cannot run (x86_64-pc-windows-msvc,
- * aarch64-linux-gnu) and for i686: the header must compile as freestanding C99 on each, and the
- * head's layout must be what the Rust side asserts for that pointer width (src/sys.rs). */
+/* Compiled, not linked, by .ci/run for targets this machine cannot run (Windows x86_64 and x86,
+ * aarch64 and arm32 Linux) and for i686 Linux: the header must compile as freestanding C99 on
+ * each, with the head laid out as the inline path and src/sys.rs expect. */
 #include <stddef.h>
 
 #include "jitarena.h"
