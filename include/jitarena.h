@@ -178,7 +178,11 @@ void jitarena_config_init(jitarena_config* config);
  *  NULL or invalid or memory is exhausted. No page is obtained until the first allocation. */
 jitarena* jitarena_create(const jitarena_config* config);
 
-/** Frees the arena and every page it holds. NULL is ignored. The arena must not be used after. */
+/** Frees the arena and every page it holds. NULL is ignored. The arena must not be used after:
+ *  the library keeps a set of live arenas, so that this and every other out-of-line function
+ *  refuses a destroyed (or never created) arena with JITARENA_E_STATE without reading it, until
+ *  a new arena is created at the same address; the inline jitarena_alloc() cannot check. An
+ *  arena owned by the Rust API (jitarena::Arena) is refused here: its owner frees it. */
 void jitarena_destroy(jitarena* arena);
 
 /** Empties the arena for the next method: every allocation is released (its memory may be

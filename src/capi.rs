@@ -8,8 +8,9 @@ use std::ptr;
 
 use crate::arena::check_page_size;
 use crate::arena::raw::{ArenaSetup, Pager, RawArena};
+use crate::arena::registry::{self, Owner};
 use crate::counters::Schema;
-use crate::error::{set_last_error, with_last_error, Error, ErrorCode};
+use crate::error::{last_error_message, set_last_error, Error, ErrorCode};
 use crate::method::{self, MethodRef};
 use crate::sys::{
     jitarena, jitarena_config, jitarena_method, JITARENA_ABI_VERSION, JITARENA_DEFAULT_PAGE_SIZE,
@@ -33,19 +34,26 @@ pub(crate) fn guard<T>(fallback: T, f: impl FnOnce() -> Result<T, Error>) -> T {
     }
 }
 
-/// The live arena behind a C pointer, or the error for a NULL or dead one.
+/// The live arena behind a C pointer, or the error for a NULL or dead one. The pointer is
+/// looked up in the registry of live arenas before anything is read through it, so a destroyed
+/// or foreign pointer is refused without touching its memory.
 ///
 /// # Safety
-/// `arena` is NULL or was returned by `jitarena_create` (and, if destroyed, not reused).
+/// `arena` is NULL, or a pointer that this thread alone uses for the call if it is a live arena.
 pub(crate) unsafe fn arena_mut<'a>(arena: *mut jitarena) -> Result<&'a mut RawArena, Error> {
+    let raw = live(arena.cast_const())?.cast_mut();
+    // SAFETY: `raw` is the address of a live `RawArena` (listed from `RawArena::new` until its
+    // drop), and per the contract no other reference to it is in use during the call.
+    Ok(unsafe { &mut *raw })
+}
+
+/// The arena behind a C pointer if it is non-null and listed as live.
+fn live(arena: *const jitarena) -> Result<*const RawArena, Error> {
     let raw = arena.cast::<RawArena>();
     if raw.is_null() {
         return Err(Error::new(ErrorCode::Null, "the arena pointer is NULL"));
     }
-    // SAFETY: per the contract, a non-null `arena` points to a RawArena made by jitarena_create,
-    // used by this thread only.
-    let raw = unsafe { &mut *raw };
-    if !raw.is_live() {
+    if registry::owner(raw.addr()).is_none() {
         return Err(Error::new(
             ErrorCode::State,
             "the arena pointer is not a live arena (destroyed?)",
@@ -57,10 +65,12 @@ pub(crate) unsafe fn arena_mut<'a>(arena: *mut jitarena) -> Result<&'a mut RawAr
 /// Reads an arena for a reader function; NULL or dead arenas read as `None`.
 ///
 /// # Safety
-/// As for [`arena_mut`].
+/// As for [`arena_mut`], for reading only.
 unsafe fn arena_ref<'a>(arena: *const jitarena) -> Option<&'a RawArena> {
-    // SAFETY: same contract; the reference is only read.
-    unsafe { arena_mut(arena.cast_mut()).ok().map(|a| &*a) }
+    let raw = live(arena).ok()?;
+    // SAFETY: `raw` is a live `RawArena`, and per the contract nothing mutates it during the
+    // call.
+    Some(unsafe { &*raw })
 }
 
 /// The ABI version of this library.
@@ -90,7 +100,7 @@ pub extern "C" fn jitarena_strerror(code: c_int) -> *const c_char {
 /// This thread's last failure message.
 #[no_mangle]
 pub extern "C" fn jitarena_last_error_message() -> *const c_char {
-    with_last_error(|message| message.as_ptr())
+    last_error_message()
 }
 
 fn default_config() -> jitarena_config {
@@ -256,7 +266,9 @@ pub unsafe extern "C" fn jitarena_create(config: *const jitarena_config) -> *mut
     guard(ptr::null_mut(), || {
         // SAFETY: forwarded contract.
         let setup = unsafe { setup_from_c(config)? };
-        Ok(Box::into_raw(RawArena::new(setup)).cast::<jitarena>())
+        let raw = Box::into_raw(RawArena::new(setup));
+        registry::hand_to_c(raw.addr());
+        Ok(raw.cast::<jitarena>())
     })
 }
 
@@ -269,9 +281,16 @@ pub unsafe extern "C" fn jitarena_destroy(arena: *mut jitarena) {
     guard((), || {
         // SAFETY: forwarded contract.
         let raw = unsafe { arena_mut(arena)? };
-        raw.kill();
-        // SAFETY: the arena was made by Box::into_raw in jitarena_create and is freed once.
-        drop(unsafe { Box::from_raw(raw as *mut RawArena) });
+        if registry::owner(ptr::from_mut(raw).addr()) != Some(Owner::C) {
+            return Err(Error::new(
+                ErrorCode::State,
+                "the arena belongs to a Rust owner (jitarena::Arena), which frees it when dropped",
+            ));
+        }
+        // SAFETY: an arena owned by C was made by `Box::into_raw` in `jitarena_create`; it is
+        // freed once, as dropping it takes it out of the registry (a second destroy is refused
+        // above).
+        drop(unsafe { Box::from_raw(ptr::from_mut(raw)) });
         Ok(())
     })
 }
@@ -302,12 +321,12 @@ pub unsafe extern "C" fn jitarena_alloc_slow(
     guard(ptr::null_mut(), || {
         // SAFETY: forwarded contract.
         let raw = unsafe { arena_mut(arena)? };
-        let raw_ptr: *mut RawArena = raw;
+        // The closure reborrows `raw` for the call only; the arena is reached again through
+        // `raw` itself afterwards, never through a pointer taken before that reborrow.
         match catch_unwind(AssertUnwindSafe(|| raw.alloc_slow(size, kind))) {
             Ok(result) => result.map(|p| p.cast()),
             Err(_) => {
-                // SAFETY: the closure that borrowed the arena has ended.
-                unsafe { (*raw_ptr).fail_internal("a panic was caught in jitarena_alloc_slow") };
+                raw.fail_internal("a panic was caught in jitarena_alloc_slow");
                 Err(Error::new(
                     ErrorCode::Internal,
                     "a panic was caught in jitarena_alloc_slow",
@@ -463,11 +482,10 @@ unsafe fn path_arg(path: *const c_char) -> Result<String, Error> {
 /// `path` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn jitarena_log_open(path: *const c_char) -> c_int {
-    // SAFETY: forwarded contract.
     guard(ErrorCode::Internal as c_int, || {
-        Ok(status(
-            unsafe { path_arg(path) }.and_then(|p| method::log_open(&p)),
-        ))
+        // SAFETY: forwarded contract.
+        let path = unsafe { path_arg(path) };
+        Ok(status(path.and_then(|p| method::log_open(&p))))
     })
 }
 
@@ -485,11 +503,10 @@ pub extern "C" fn jitarena_log_close() -> c_int {
 /// `path` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn jitarena_trace_open(path: *const c_char) -> c_int {
-    // SAFETY: forwarded contract.
     guard(ErrorCode::Internal as c_int, || {
-        Ok(status(
-            unsafe { path_arg(path) }.and_then(|p| method::trace_open(&p)),
-        ))
+        // SAFETY: forwarded contract.
+        let path = unsafe { path_arg(path) };
+        Ok(status(path.and_then(|p| method::trace_open(&p))))
     })
 }
 
@@ -565,3 +582,7 @@ pub extern "C" fn jitarena_aggregate_reset() {
         Ok(())
     })
 }
+
+#[cfg(test)]
+#[path = "capi_tests.rs"]
+mod tests;

@@ -1,7 +1,7 @@
 //! Failure codes and messages, shared by the C ABI and the Rust API.
 
 use std::cell::RefCell;
-use std::ffi::CString;
+use std::ffi::{c_char, CString};
 use std::fmt;
 
 /// Why an operation failed. The numeric values are the C header's `jitarena_error` codes.
@@ -89,13 +89,76 @@ thread_local! {
 }
 
 /// Records `err` as this thread's last failure message (for `jitarena_last_error_message`).
+/// During thread teardown, once the message's storage is gone, the message is dropped: a C
+/// thread-exit handler or a C++ `thread_local` destructor may still call the library.
 pub(crate) fn set_last_error(err: &Error) {
     let text = format!("{}: {}", err.code.text(), err.message);
     let c = CString::new(text.replace('\0', "\\0")).unwrap_or_default();
-    LAST_ERROR.with(|slot| *slot.borrow_mut() = c);
+    let _ = LAST_ERROR.try_with(|slot| {
+        if let Ok(mut slot) = slot.try_borrow_mut() {
+            *slot = c;
+        }
+    });
 }
 
-/// Runs `f` with this thread's last failure message.
-pub(crate) fn with_last_error<R>(f: impl FnOnce(&CString) -> R) -> R {
-    LAST_ERROR.with(|slot| f(&slot.borrow()))
+/// This thread's last failure message, valid until the thread's next failure; "" during
+/// thread teardown, once the message's storage is gone.
+pub(crate) fn last_error_message() -> *const c_char {
+    LAST_ERROR
+        .try_with(|slot| slot.try_borrow().map(|message| message.as_ptr()).ok())
+        .ok()
+        .flatten()
+        .unwrap_or(c"".as_ptr())
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+
+    /// Calls the library while the thread tears down its thread-locals, after `LAST_ERROR` is
+    /// gone, as a C++ `thread_local` destructor or a C thread-exit handler may.
+    struct CallsAtTeardown;
+
+    impl Drop for CallsAtTeardown {
+        fn drop(&mut self) {
+            set_last_error(&Error::new(ErrorCode::Null, "a NULL at thread exit"));
+            let message = last_error_message();
+            assert!(!message.is_null());
+            eprintln!("teardown calls returned");
+        }
+    }
+
+    thread_local! {
+        static LATE: CallsAtTeardown = const { CallsAtTeardown };
+    }
+
+    /// The check runs in a child process: on failure the thread's teardown aborts the process.
+    #[test]
+    fn the_last_error_survives_thread_teardown() {
+        if std::env::var_os("JITARENA_TEARDOWN_CHILD").is_some() {
+            std::thread::spawn(|| {
+                // Destructors run in the reverse order of first use: `LATE` is first used
+                // before `LAST_ERROR`, so its destructor runs after `LAST_ERROR` is destroyed.
+                LATE.with(|_| {});
+                set_last_error(&Error::new(ErrorCode::Io, "first"));
+            })
+            .join()
+            .unwrap();
+            return;
+        }
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new(exe)
+            .args([
+                "--exact",
+                "error::tests::the_last_error_survives_thread_teardown",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("JITARENA_TEARDOWN_CHILD", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}\n{stderr}", out.status);
+        assert!(stderr.contains("teardown calls returned"), "{stderr}");
+    }
 }

@@ -1,5 +1,8 @@
 //! Properties of the arena through the safe Rust API: alignment, no overlap, large requests,
 //! limits, reset, and counters equal to what was requested, on random request sequences.
+//!
+//! `.ci/run` also runs this file under miri (`cargo +nightly miri test --test arena`), with
+//! fewer iterations: see [`scaled`].
 
 use jitarena::{Arena, Config, ErrorCode, Kind, Phase};
 
@@ -15,6 +18,16 @@ impl Rng {
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
+    }
+}
+
+/// `normal`, or the smaller `miri` under miri, which runs the arena core about a thousand times
+/// slower but checks every access.
+fn scaled(normal: u64, miri: u64) -> u64 {
+    if cfg!(miri) {
+        miri
+    } else {
+        normal
     }
 }
 
@@ -34,7 +47,7 @@ fn size(rng: &mut Rng) -> usize {
 
 #[test]
 fn random_sequences_are_aligned_disjoint_and_counted_exactly() {
-    for seed in 0..20u64 {
+    for seed in 0..scaled(20, 2) {
         let mut rng = Rng(seed);
         let kind_count = 1 + rng.below(60) as usize;
         let page = [4096, 65536, 1 << 20][rng.below(3) as usize];
@@ -43,7 +56,7 @@ fn random_sequences_are_aligned_disjoint_and_counted_exactly() {
         let mut want_count = vec![0u64; kind_count + 1];
         let mut blocks: Vec<(*mut u8, usize, u8)> = Vec::new();
         let mut used = 0u64;
-        for i in 0..3000 {
+        for i in 0..scaled(3000, 150) {
             let size = size(&mut rng);
             // Now and then a kind out of range: counted in the invalid bucket.
             let kind = if rng.below(50) == 0 {
@@ -266,14 +279,14 @@ fn bad_configurations_are_refused_with_a_reason() {
 
 #[test]
 fn many_threads_create_fill_and_destroy_arenas_at_once() {
-    let handles: Vec<_> = (0..8u64)
+    let handles: Vec<_> = (0..scaled(8, 2))
         .map(|t| {
             std::thread::spawn(move || {
                 let mut rng = Rng(t);
                 let mut arena = Arena::new(&Config::new(&kinds(55))).unwrap();
-                for method in 0..200 {
+                for method in 0..scaled(200, 4) {
                     let mut want = 0u64;
-                    let n = rng.below(500);
+                    let n = rng.below(scaled(500, 40));
                     for _ in 0..n {
                         let s = size(&mut rng);
                         let p = arena.alloc_bytes(s, Kind(rng.below(55) as u32)).unwrap();

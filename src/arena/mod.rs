@@ -24,6 +24,7 @@
 //! ```
 
 pub(crate) mod raw;
+pub(crate) mod registry;
 
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -181,8 +182,11 @@ impl Arena {
             head.total_bytes = head.total_bytes.wrapping_add(size as u64);
             head.kind_bytes[slot] = head.kind_bytes[slot].wrapping_add(size as u64);
             head.kind_count[slot] = head.kind_count[slot].wrapping_add(1);
-            // SAFETY: `at` is inside a live page, never 0.
-            return Ok(unsafe { NonNull::new_unchecked(at as *mut u8) });
+            // SAFETY: `at` lies in the current page (below `limit`), so it is not 0; the page's
+            // address was exposed when the page was obtained.
+            return Ok(unsafe {
+                NonNull::new_unchecked(std::ptr::with_exposed_provenance_mut(at))
+            });
         }
         let p = raw.alloc_slow(size, kind.0)?;
         // SAFETY: the slow path never returns a null pointer on success.
@@ -229,8 +233,11 @@ impl Arena {
                 )
             })?;
         let p = self.alloc_bytes(padded, kind)?;
-        let offset = p.as_ptr().align_offset(layout.align());
-        // SAFETY: offset < align - 8 + 1 and the block has align - 8 bytes of slack.
+        // Computed from the address rather than with `align_offset`, which may give up.
+        let addr = p.as_ptr().addr();
+        let offset = addr.next_multiple_of(layout.align()) - addr;
+        // SAFETY: `addr` is a multiple of 8 and the alignment a larger power of two, so
+        // `offset <= align - 8`: the padding, within the block of `padded` bytes.
         Ok(unsafe { NonNull::new_unchecked(p.as_ptr().add(offset)) })
     }
 

@@ -8,6 +8,7 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
+use super::registry;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
 use crate::log::MethodCounts;
@@ -16,8 +17,6 @@ use crate::sys::{
     JITARENA_MAX_KINDS,
 };
 
-/// Marks a live arena; cleared on destroy, so that most uses after destroy are refused.
-const MAGIC: u64 = 0x6a69_7461_7265_6e61;
 /// Largest request served: half the address space, so that no size arithmetic can wrap.
 pub(crate) const MAX_REQUEST: usize = isize::MAX as usize / 2;
 /// Alignment of every allocation (and of the built-in allocator's pages: 16).
@@ -66,7 +65,6 @@ struct Page {
 #[repr(C)]
 pub(crate) struct RawArena {
     pub(crate) head: jitarena_head,
-    magic: u64,
     pub(crate) schema: Arc<Schema>,
     page_size: usize,
     /// Requests above this get a page of their own, so a large request never abandons the
@@ -105,10 +103,12 @@ pub(crate) struct RawArena {
 }
 
 impl RawArena {
-    /// A new empty arena (no page yet) on the heap.
+    /// A new empty arena (no page yet) on the heap, listed in the registry of live arenas under
+    /// its address until it is dropped: keep it in this box (never move it out), so that the
+    /// address the C entry points are given stays the registered one.
     pub(crate) fn new(setup: ArenaSetup) -> Box<RawArena> {
         let phases = setup.schema.phases.len();
-        Box::new(RawArena {
+        let arena = Box::new(RawArena {
             head: jitarena_head {
                 cursor: 0,
                 limit: 0,
@@ -116,7 +116,6 @@ impl RawArena {
                 kind_bytes: [0; JITARENA_KIND_SLOTS as usize],
                 kind_count: [0; JITARENA_KIND_SLOTS as usize],
             },
-            magic: MAGIC,
             schema: setup.schema,
             page_size: setup.page_size,
             large_threshold: setup.page_size / 4,
@@ -136,17 +135,9 @@ impl RawArena {
             phase_start_total: 0,
             phase_bytes: vec![0; phases + 1],
             trace: setup.trace.then(Vec::new),
-        })
-    }
-
-    /// Whether this looks like a live arena (not destroyed).
-    pub(crate) fn is_live(&self) -> bool {
-        self.magic == MAGIC
-    }
-
-    /// Marks the arena dead, just before it is freed.
-    pub(crate) fn kill(&mut self) {
-        self.magic = 0;
+        });
+        registry::register(ptr::from_ref::<RawArena>(&*arena).addr());
+        arena
     }
 
     fn fail(&mut self, code: ErrorCode, message: String) -> Error {
@@ -202,7 +193,8 @@ impl RawArena {
             let at = self.head.cursor;
             self.head.cursor = at + rounded;
             self.head.limit = self.window_limit();
-            at as *mut u8
+            // The window's page was exposed when it was obtained: the cursor is an address in it.
+            ptr::with_exposed_provenance_mut(at)
         };
         if let Some(events) = &mut self.trace {
             events.push(jitarena_event {
@@ -228,7 +220,8 @@ impl RawArena {
 
     /// Obtains a normal page and makes it the bump window; the rest of the old one is abandoned.
     fn new_window(&mut self) -> Result<(), Error> {
-        let base = self.obtain(self.page_size)? as usize;
+        // Exposed: the cursor (an integer, shared with C) is turned back into pointers into it.
+        let base = self.obtain(self.page_size)?.expose_provenance();
         self.used_closed += (self.head.cursor - self.window_start) as u64;
         self.window_start = base;
         self.head.cursor = base;
@@ -265,7 +258,7 @@ impl RawArena {
                 format!("the page allocator returned no memory for {size} bytes"),
             ));
         }
-        if base as usize % ALIGN != 0 {
+        if base.addr() % ALIGN != 0 {
             self.release(Page { base, size });
             return Err(self.fail(
                 ErrorCode::Config,
@@ -296,7 +289,7 @@ impl RawArena {
             .then(|| {
                 self.pages
                     .iter()
-                    .position(|p| p.base as usize == self.window_start)
+                    .position(|p| p.base.addr() == self.window_start)
             })
             .flatten();
         let kept = keep.map(|i| self.pages.swap_remove(i));
@@ -548,6 +541,11 @@ impl RawArena {
 
 impl Drop for RawArena {
     fn drop(&mut self) {
+        let listed = registry::unregister(ptr::from_mut(self).addr());
+        debug_assert!(
+            listed,
+            "an arena was moved out of the box it was registered in"
+        );
         let pages = std::mem::take(&mut self.pages);
         for page in pages.into_iter().chain(std::mem::take(&mut self.spare)) {
             self.release(page);

@@ -1,0 +1,139 @@
+//! Misuse of the C ABI: destroyed and foreign arena pointers, an arena destroyed by the wrong
+//! owner, a panic on the slow path. These run under miri too (`.ci/run`), which reports any
+//! read of freed memory or aliasing violation in the library's own checks.
+
+use std::ffi::CStr;
+use std::ptr;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::*;
+use crate::sys::{jitarena_head, JITARENA_E_INTERNAL, JITARENA_E_NULL, JITARENA_E_STATE};
+
+/// Taken by every test here that creates an arena: a test that destroys one then checks the
+/// dangling pointer must not see another test's new arena land at the same address.
+static ARENAS: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ARENAS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn make_arena() -> *mut jitarena {
+    let kinds = [c"ASTNode".as_ptr(), c"LSRA".as_ptr()];
+    let mut cfg = default_config();
+    cfg.kind_names = kinds.as_ptr();
+    cfg.kind_count = 2;
+    // SAFETY: a config from `default_config` with two NUL-terminated names.
+    let arena = unsafe { jitarena_create(&cfg) };
+    assert!(!arena.is_null(), "{}", last_error());
+    arena
+}
+
+fn last_error() -> String {
+    // SAFETY: the library returns a NUL-terminated string, valid until its next call here.
+    unsafe { CStr::from_ptr(jitarena_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn a_destroyed_arena_is_refused_without_reading_its_memory() {
+    let _serial = serial();
+    let arena = make_arena();
+    // SAFETY: live, from jitarena_create, used by this thread only.
+    unsafe {
+        assert!(!jitarena_alloc_slow(arena, 24, 0).is_null());
+        jitarena_destroy(arena);
+    }
+    // Every call below gets the dangling pointer: each must refuse it from the registry alone
+    // (under miri, any read through it is reported as a use after free).
+    // SAFETY: the entry points accept any pointer value; none is dereferenced once refused.
+    unsafe {
+        assert!(jitarena_alloc_slow(arena, 8, 0).is_null());
+        assert!(
+            last_error().contains("not a live arena"),
+            "{}",
+            last_error()
+        );
+        jitarena_reset(arena);
+        jitarena_set_phase(arena, 0);
+        assert_eq!(jitarena_total_bytes(arena), 0);
+        assert_eq!(jitarena_failure(arena), 0);
+        assert_eq!(
+            jitarena_method_done(arena, ptr::null()),
+            JITARENA_E_STATE as c_int
+        );
+        // A second destroy is refused too, not a double free.
+        jitarena_destroy(arena);
+        assert!(
+            last_error().contains("not a live arena"),
+            "{}",
+            last_error()
+        );
+    }
+}
+
+#[test]
+fn a_pointer_to_something_else_is_refused_without_reading_it() {
+    let _serial = serial();
+    // Eight bytes: an arena check that read the arena's fields would read past them.
+    let mut not_an_arena = 0u64;
+    let p = ptr::from_mut(&mut not_an_arena).cast::<jitarena>();
+    // SAFETY: as above: the pointer is refused before any read.
+    unsafe {
+        assert!(jitarena_alloc_slow(p, 8, 0).is_null());
+        assert_eq!(jitarena_kind_count_configured(p), 0);
+        jitarena_destroy(p);
+    }
+    assert_eq!(not_an_arena, 0);
+    assert!(
+        last_error().contains("not a live arena"),
+        "{}",
+        last_error()
+    );
+    // SAFETY: NULL is always accepted.
+    unsafe { jitarena_reset(ptr::null_mut()) };
+    assert!(last_error().contains("NULL"), "{}", last_error());
+    assert_eq!(
+        // SAFETY: as above.
+        unsafe { jitarena_method_done(ptr::null_mut(), ptr::null()) },
+        JITARENA_E_NULL as c_int
+    );
+}
+
+#[test]
+fn destroy_refuses_an_arena_that_a_rust_owner_frees() {
+    let _serial = serial();
+    let arena = crate::Arena::new(&crate::Config::new(&["A"])).unwrap();
+    arena.alloc_bytes(40, crate::Kind(0)).unwrap();
+    // SAFETY: a live arena; destroy must refuse it rather than free it under its owner.
+    unsafe { jitarena_destroy(arena.as_c_ptr()) };
+    assert!(last_error().contains("Rust owner"), "{}", last_error());
+    // Still alive and usable; freed once, by the owner's drop.
+    arena.alloc_bytes(8, crate::Kind(0)).unwrap();
+    assert_eq!(arena.snapshot().counters.total_bytes(), 48);
+}
+
+/// A panic inside the slow path is caught, recorded on the arena, and the arena is reached
+/// again only through the reference the panicking call was borrowed from (miri checks the
+/// aliasing). A cursor past the page's end makes the slow path's subtraction overflow, which
+/// panics in builds with overflow checks.
+#[cfg(debug_assertions)]
+#[test]
+fn a_panic_on_the_slow_path_is_recorded_on_the_arena() {
+    let _serial = serial();
+    let arena = make_arena();
+    let head = arena.cast::<jitarena_head>();
+    // SAFETY: the head is the arena's first field (as the header's inline path uses it); no
+    // reference to the arena is live here.
+    unsafe { (*head).cursor = 64 };
+    // SAFETY: a live arena from jitarena_create.
+    let p = unsafe { jitarena_alloc_slow(arena, 8, 0) };
+    assert!(p.is_null());
+    assert!(last_error().contains("panic"), "{}", last_error());
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(jitarena_failure(arena), JITARENA_E_INTERNAL as c_int);
+        (*head).cursor = 0;
+        jitarena_destroy(arena);
+    }
+}
