@@ -47,7 +47,7 @@ fn a_log_with_a_name_past_its_record_is_an_error_naming_the_file() {
         2,
         &TIER_NAME_PAST_THE_END,
     );
-    let err = log::read_all(&path).err().expect("an error, not records");
+    let err = log::read_all(&path).expect_err("an error, not records");
     assert!(
         err.message.contains("name-past-end.jas") && err.message.contains("runs past the end"),
         "{}",
@@ -81,7 +81,7 @@ fn a_trace_with_a_name_past_its_record_is_an_error_naming_the_file() {
         &TIER_NAME_PAST_THE_END,
     );
     let mut reader = trace::open(&path).unwrap();
-    let err = reader.next_method().err().expect("an error, not a method");
+    let err = reader.next_method().expect_err("an error, not a method");
     assert!(
         err.message.contains("name-past-end.jat") && err.message.contains("runs past the end"),
         "{}",
