@@ -251,8 +251,13 @@ impl<'a> Payload<'a> {
 
     /// Reads a length-prefixed UTF-8 string.
     pub fn str(&mut self) -> Result<&'a str, Malformed> {
-        let len = self.count((self.bytes.len() - self.at) as u64)?;
-        let s = &self.bytes[self.at..self.at + len];
+        // The length is bounded by the bytes left after it, not by those left before it.
+        let len = self.varint()?;
+        let s = usize::try_from(len)
+            .ok()
+            .and_then(|len| self.bytes.get(self.at..self.at.checked_add(len)?))
+            .ok_or(Malformed("a name runs past the end of its record"))?;
+        let len = s.len();
         self.at += len;
         std::str::from_utf8(s).map_err(|_| Malformed("a name is not UTF-8"))
     }

@@ -2,6 +2,7 @@
 //! generated and real traces.
 
 mod native;
+mod real;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -443,31 +444,6 @@ fn the_generated_workload_has_the_profile_shape() {
     );
 }
 
-/// The real traces beside the project (`../shared/data/traces`); `None` where they are absent
-/// outside CI.
-fn real_traces() -> Option<Vec<PathBuf>> {
-    let dir = std::env::var_os("JITARENA_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("data/traces");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "{} is missing in CI",
-            dir.display()
-        );
-        eprintln!("{} not found: skipping", dir.display());
-        return None;
-    };
-    let mut files: Vec<PathBuf> = entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 4, "{files:?}");
-    Some(files)
-}
-
 /// Per-kind (bytes, count) summed from a text trace's `alloc` lines, independently of the
 /// crate's parser.
 fn text_sums(path: &Path) -> BTreeMap<String, (u64, u64)> {
@@ -484,9 +460,38 @@ fn text_sums(path: &Path) -> BTreeMap<String, (u64, u64)> {
 }
 
 #[test]
+fn the_real_traces_are_in_the_repository_and_equal_the_originals() {
+    // Every packed trace is one of the named ones, and every name has its packed trace.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces");
+    let mut packed: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".gz"))
+        .collect();
+    packed.sort();
+    let want: Vec<String> = real::NAMES.iter().map(|n| format!("{n}.gz")).collect();
+    assert_eq!(packed, want);
+    // Where the originals are at hand, none of them is missing from the repository.
+    if let Ok(entries) = std::fs::read_dir(real::shared_dir()) {
+        let mut originals: Vec<String> = entries
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".txt"))
+            .collect();
+        originals.sort();
+        assert_eq!(originals, real::NAMES);
+    }
+    for name in real::NAMES {
+        // `bytes` also compares with ../shared's original where it exists.
+        let text = String::from_utf8(real::bytes(name)).unwrap();
+        assert!(text.starts_with("# Cranelift 0.10"), "{name}");
+        let methods = text.lines().filter(|l| l.starts_with("method ")).count();
+        assert_eq!(methods, 194, "{name}");
+    }
+}
+
+#[test]
 fn replay_of_the_real_traces_matches_the_sums_of_their_alloc_lines() {
-    let Some(files) = real_traces() else { return };
-    for file in files {
+    for file in real::traces() {
         let out = tmp("real.jas");
         let summary = harness::replay(
             std::slice::from_ref(&file),

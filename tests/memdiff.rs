@@ -1,6 +1,8 @@
 //! memdiff: the real traces' known growth, injected regressions, the gate, one-sided methods,
 //! shards, bad inputs, the CSV bridge, and the report files against expected ones.
 
+mod real;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -90,27 +92,15 @@ fn cli(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn the_real_traces_show_the_growth_their_readme_states() {
-    let dir = std::env::var_os("JITARENA_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("data/traces");
-    if !dir.exists() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "{} is missing in CI",
-            dir.display()
-        );
-        return;
-    }
     let (base, diff_log) = (tmp("cl100.jas"), tmp("cl104.jas"));
     harness::replay(
-        &[dir.join("png-cl0.100-speed.txt")],
+        &[real::trace("png-cl0.100-speed.txt")],
         Some(&base),
         &ReplayOptions::default(),
     )
     .unwrap();
     harness::replay(
-        &[dir.join("png-cl0.104-speed.txt")],
+        &[real::trace("png-cl0.104-speed.txt")],
         Some(&diff_log),
         &ReplayOptions::default(),
     )

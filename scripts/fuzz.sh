@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Fuzzes jitarena's readers with cargo-fuzz (libFuzzer, AddressSanitizer, debug assertions):
+# the stats-log reader, the binary and text trace readers, the CSV bridge, and memdiff of two
+# logs. Seeds are made by `jitarena gen` and `replay` (and a slice of a real trace) into
+# fuzz/corpus/TARGET, which libFuzzer then grows.
+#
+#   scripts/fuzz.sh [SECONDS]     # each target for SECONDS (default 60); exit 1 on any crash,
+#                                 # timeout (-timeout=10) or out-of-memory (-rss_limit_mb=2048)
+#
+# Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`). The fuzz
+# builds go to fuzz/target; findings to fuzz/artifacts/TARGET; logs to fuzz/logs/TARGET.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+[[ $secs =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number, not '$secs'" >&2; exit 2; }
+cargo +nightly fuzz --version >/dev/null 2>&1 || {
+  echo "fuzz.sh: needs cargo-fuzz on the nightly toolchain (cargo install cargo-fuzz --locked)" >&2
+  exit 2
+}
+targets=(log_reader trace_binary trace_text csv_reader memdiff)
+
+trap 'echo "fuzz.sh: line $LINENO failed" >&2' ERR
+
+# Seed corpora, from the command line tool built as usual (CARGO_TARGET_DIR is honoured here).
+# Its progress lines go to the log; errors stop the script.
+jitarena() { cargo run --quiet --bin jitarena -- "$@" 2>>"$seeds/seeds.log"; }
+seeds=fuzz/target/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"
+for t in "${targets[@]}"; do mkdir -p "fuzz/corpus/$t"; done
+jitarena gen --seed 1 --methods 4 --log "$seeds/base.jas" >/dev/null
+jitarena gen --seed 1 --methods 4 --log "$seeds/diff.jas" --scale LSRA=30 >/dev/null
+jitarena gen --seed 2 --methods 3 --trace "$seeds/a.jat" >/dev/null
+jitarena gen --seed 3 --methods 1 --trace "$seeds/b.jat" >/dev/null
+gzip -dc tests/data/traces/png-cl0.104-speed.txt.gz | sed -n '1,200p' >"$seeds/real.txt"
+jitarena replay "$seeds/a.jat" -o "$seeds/a.jas" >/dev/null
+jitarena replay "$seeds/real.txt" -o "$seeds/real.jas" >/dev/null
+jitarena dump "$seeds/b.jat" --format text | sed -n '1,200p' >"$seeds/b.txt"
+cp "$seeds/base.jas" "$seeds/a.jas" "$seeds/real.jas" fuzz/corpus/log_reader/
+cp "$seeds/a.jat" "$seeds/b.jat" fuzz/corpus/trace_binary/
+cp "$seeds/b.txt" "$seeds/real.txt" fuzz/corpus/trace_text/
+cat "$seeds/base.jas" "$seeds/diff.jas" >fuzz/corpus/memdiff/gen-base-diff
+cat "$seeds/a.jas" "$seeds/real.jas" >fuzz/corpus/memdiff/replayed-a-real
+# A per-method CSV as the .NET replay tool writes it, from the dumps of the two generated logs
+# (same methods, in the same order): context, name, tier, base bytes, diff bytes.
+row='s/^([^,]*),([^,]*),("[^"]*"|[^,]*),([0-9]+),.*/'
+jitarena dump "$seeds/base.jas" --format csv | tail -n +2 | sed -E "${row}\1,\3,\2,\4/" >"$seeds/b.rows"
+jitarena dump "$seeds/diff.jas" --format csv | tail -n +2 | sed -E "${row}\4/" >"$seeds/d.rows"
+{
+  echo "Context,Method full name,Tier,Base bytes,Diff bytes"
+  paste -d, "$seeds/b.rows" "$seeds/d.rows"
+  echo '999,"Only:InBase()",FullOpts,"1,234",'
+  echo '1000,Only:InDiff(),MinOpts,,5_678'
+} >fuzz/corpus/csv_reader/gen-base-diff.csv
+
+# Fuzz builds go to fuzz/target, whatever CARGO_TARGET_DIR says.
+unset CARGO_TARGET_DIR
+cargo +nightly fuzz build
+mkdir -p fuzz/logs
+failed=()
+for t in "${targets[@]}"; do
+  mkdir -p "fuzz/artifacts/$t"
+  echo "fuzz.sh: $t for ${secs}s"
+  if cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- -max_total_time="$secs" \
+      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      -artifact_prefix="fuzz/artifacts/$t/" >"fuzz/logs/$t.log" 2>&1; then
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "fuzz/logs/$t.log" | tail -n 1)
+    echo "fuzz.sh: $t: ${execs:-?} executions, no crash, timeout or out-of-memory"
+  else
+    failed+=("$t")
+    echo "fuzz.sh: $t FAILED (fuzz/logs/$t.log; inputs in fuzz/artifacts/$t/):" >&2
+    grep -E "ERROR|panicked|timeout|out-of-memory|Test unit written" "fuzz/logs/$t.log" | head -n 20 >&2 || true
+  fi
+done
+# The targets' input files (fuzz/src/lib.rs).
+rm -f /dev/shm/jitarena-fuzz-* 2>/dev/null || true
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz.sh: failed: ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzz.sh: ${#targets[@]} targets, ${secs}s each: no crash, timeout or out-of-memory"
