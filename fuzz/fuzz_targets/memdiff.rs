@@ -2,8 +2,8 @@
 //! in the middle; each one's frame checksums made valid), rendered in every report format.
 #![no_main]
 
-use jitarena::diff::{diff_logs, DiffOptions};
-use jitarena::report::{diff, html};
+use jitarena::diff::{diff_logs, CoverageRules, DiffOptions, Report};
+use jitarena::report::{diff, html, summary};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -15,5 +15,19 @@ fuzz_target!(|data: &[u8]| {
         let _ = diff::render_markdown(&d, true);
         let _ = diff::render_json(&d);
         let _ = html::render_html(&d);
+        // The same diff as a collection: the summary, the coverage gate and their reports.
+        let options = DiffOptions::default();
+        let report = Report::new(
+            vec![("fuzzed".to_string(), d)],
+            Vec::new(),
+            &options,
+            &CoverageRules::default(),
+        );
+        let _ = report.check_sums();
+        let _ = summary::render_markdown(&report);
+        let _ = summary::render_long_markdown(&report);
+        let _ = summary::render_text(&report);
+        let _ = diff::render_report_json(&report);
+        let _ = html::render_report_html(&report);
     }
 });
