@@ -361,6 +361,46 @@ fn a_log_cut_short_fails_unless_allowed() {
     assert!(err.contains("warning"), "the cut is still reported: {err}");
 }
 
+/// Two directory names that differ only in bytes that are not UTF-8 are two collections: the
+/// base's `bad\xFE` is not compared with the diff's `bad\xFF`, and a regression in one of them
+/// is not hidden behind the other.
+#[cfg(unix)]
+#[test]
+fn directory_names_differing_only_in_invalid_utf8_stay_apart() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let (base, diff) = (tmp("not-utf8/base"), tmp("not-utf8/diff"));
+    let _ = std::fs::remove_dir_all(tmp("not-utf8"));
+    for raw in [&b"bad\xfe"[..], &b"bad\xff"[..]] {
+        let name = OsStr::from_bytes(raw);
+        log_at(&base.join(name).join("a.jas"), 5, 40, &[]);
+        let scale: &[(&str, f64)] = if raw[3] == 0xff {
+            &[("LSRA", 300.0)]
+        } else {
+            &[]
+        };
+        log_at(&diff.join(name).join("a.jas"), 5, 40, scale);
+    }
+    let json = tmp("not-utf8.json");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&base),
+        "--diff-root",
+        s(&diff),
+        "--json",
+        s(&json),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let verdict = out.lines().last().unwrap();
+    assert!(
+        verdict.starts_with("FAIL (exit 1): regression in bad\\xFF: kind LSRA grew"),
+        "{verdict}"
+    );
+    let json = std::fs::read_to_string(&json).unwrap();
+    assert!(json.contains(r#""name":"bad\\xFE""#), "{json}");
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")

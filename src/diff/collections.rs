@@ -157,9 +157,9 @@ pub fn collections_from_roots(
     let (base, diff) = (subdirectories(base_root)?, subdirectories(diff_root)?);
     let mut pairs = Vec::new();
     let mut one_sided = Vec::new();
-    for (name, path) in &base {
-        match diff.iter().find(|(n, _)| n == name) {
-            Some((_, d)) => pairs.push(Collection {
+    for (key, name, path) in &base {
+        match diff.iter().find(|(k, _, _)| k == key) {
+            Some((_, _, d)) => pairs.push(Collection {
                 name: name.clone(),
                 base: vec![path.clone()],
                 diff: vec![d.clone()],
@@ -170,7 +170,10 @@ pub fn collections_from_roots(
             }),
         }
     }
-    for (name, path) in diff.iter().filter(|(n, _)| !base.iter().any(|b| &b.0 == n)) {
+    for (_, name, path) in diff
+        .iter()
+        .filter(|(k, _, _)| !base.iter().any(|b| &b.0 == k))
+    {
         one_sided.push(OneSided {
             name: name.clone(),
             reason: format!("only under the diff root ({})", path.display()),
@@ -180,13 +183,38 @@ pub fn collections_from_roots(
     Ok((pairs, one_sided))
 }
 
-/// A root's subdirectories, by name.
-fn subdirectories(root: &Path) -> Result<Vec<(String, PathBuf)>, Error> {
+/// A directory's name as reports show it: its bytes that are not UTF-8 as `\xFF`, so that two
+/// names differing only there stay apart.
+fn dir_name(name: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = String::new();
+        for chunk in name.as_bytes().utf8_chunks() {
+            out.push_str(chunk.valid());
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02X}"));
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        name.to_string_lossy().into_owned()
+    }
+}
+
+/// A root's subdirectories, by name: (exact name, name as shown, path). Sides are paired by
+/// the exact name.
+fn subdirectories(root: &Path) -> Result<Vec<(std::ffi::OsString, String, PathBuf)>, Error> {
     let entries = std::fs::read_dir(root).map_err(|e| crate::format::io_error(root, "list", &e))?;
-    let mut dirs: Vec<(String, PathBuf)> = entries
+    let mut dirs: Vec<(std::ffi::OsString, String, PathBuf)> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
-        .filter_map(|p| Some((p.file_name()?.to_string_lossy().into_owned(), p.clone())))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_os_string();
+            Some((name.clone(), dir_name(&name), p))
+        })
         .collect();
     if dirs.is_empty() {
         return Err(Error::new(
