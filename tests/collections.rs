@@ -401,6 +401,28 @@ fn directory_names_differing_only_in_invalid_utf8_stay_apart() {
     assert!(json.contains(r#""name":"bad\\xFE""#), "{json}");
 }
 
+/// --ignore-kind naming every kind leaves nothing to compare: the check cannot pass on zero
+/// bytes against zero bytes.
+#[test]
+fn ignoring_every_kind_is_incomplete() {
+    let (base, diff) = (tmp("ignore-all/base.jas"), tmp("ignore-all/diff.jas"));
+    log_at(&base, 6, 40, &[]);
+    log_at(&diff, 6, 40, &all_kinds(300.0));
+    let mut args = vec!["memdiff", s(&base), s(&diff)];
+    for k in jitarena::gen::RYUJIT_KINDS.iter() {
+        args.extend(["--ignore-kind", k]);
+    }
+    let (code, out, err) = cli(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.lines()
+            .last()
+            .unwrap()
+            .starts_with("INCOMPLETE (exit 1): incomplete: --ignore-kind left no byte"),
+        "{out}"
+    );
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")

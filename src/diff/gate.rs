@@ -127,6 +127,13 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
             th(c.diff_methods())
         ));
     }
+    let o = diff.overall();
+    if c.matched > 0 && o.base.bytes == 0 && o.diff.bytes == 0 && !diff.ignored_kinds.is_empty() {
+        out.push(format!(
+            "--ignore-kind left no byte of the {} matched methods to compare (every byte was in an ignored kind)",
+            th(c.matched)
+        ));
+    }
     for (side, other, missed, of) in [
         ("diff", "base", c.only_base, c.base_methods()),
         ("base", "diff", c.only_diff, c.diff_methods()),
