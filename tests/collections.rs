@@ -205,14 +205,16 @@ fn the_summary_line_gives_the_range_and_lists_only_significant_changes() {
 
 #[test]
 fn nothing_significant_says_so() {
-    let (base, _) = roots("same", None, &[]);
+    // Equal logs (a root compared with itself is not compared: see
+    // a_collection_linked_to_the_other_side_is_not_compared).
+    let (base, diff) = roots("same", None, &[]);
     let md = tmp("same.md");
     let (code, out, err) = cli(&[
         "memdiff",
         "--base-root",
         s(&base),
         "--diff-root",
-        s(&base),
+        s(&diff),
         "--md",
         s(&md),
     ]);
@@ -421,6 +423,34 @@ fn ignoring_every_kind_is_incomplete() {
             .starts_with("INCOMPLETE (exit 1): incomplete: --ignore-kind left no byte"),
         "{out}"
     );
+}
+
+/// A diff collection that is a link to the base's (or the same log named on both sides) holds
+/// no diff: it cannot pass as "no change".
+#[cfg(unix)]
+#[test]
+fn a_collection_linked_to_the_other_side_is_not_compared() {
+    let (base, diff) = roots("linked", None, &[]);
+    let name = NAMES[1];
+    std::fs::remove_dir_all(diff.join(name)).unwrap();
+    std::os::unix::fs::symlink(base.join(name), diff.join(name)).unwrap();
+    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 1, "{out}{err}");
+    let verdict = out.lines().last().unwrap();
+    assert!(
+        verdict.starts_with(&format!(
+            "INCOMPLETE (exit 1): incomplete: collection {name}: "
+        )),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("on both the base and the diff side"),
+        "{verdict}"
+    );
+    // The same log given as both sides of a single pair.
+    let log = base.join(NAMES[0]).join("shard0.jas");
+    let (code, out, err) = cli(&["memdiff", s(&log), s(&log)]);
+    assert_eq!(code, 1, "{out}{err}");
 }
 
 fn check_expected(name: &str, actual: &str) {

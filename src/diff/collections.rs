@@ -240,6 +240,22 @@ fn holds_logs(paths: &[PathBuf]) -> bool {
     })
 }
 
+/// A log file read on both sides (through a link, or named twice), as found on the base side.
+fn shared_file(base: &[PathBuf], diff: &[PathBuf]) -> Option<PathBuf> {
+    let resolved = |paths: &[PathBuf]| -> Vec<(PathBuf, PathBuf)> {
+        crate::report::stats::expand_inputs(paths)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|p| Some((p.canonicalize().ok()?, p)))
+            .collect()
+    };
+    let diff = resolved(diff);
+    resolved(base)
+        .into_iter()
+        .find(|(r, _)| diff.iter().any(|(d, _)| d == r))
+        .map(|(_, p)| p)
+}
+
 /// Diffs every collection, one after the other (each diff already keeps both cores busy), and
 /// judges them together. A collection whose side holds no log joins the one-sided ones.
 pub fn diff_collections(
@@ -259,6 +275,16 @@ pub fn diff_collections(
             one_sided.push(OneSided {
                 name: c.name.clone(),
                 reason: format!("no log on the {} side", empty.join(" and ")),
+            });
+            continue;
+        }
+        if let Some(shared) = shared_file(&c.base, &c.diff) {
+            one_sided.push(OneSided {
+                name: c.name.clone(),
+                reason: format!(
+                    "{} is on both the base and the diff side (a link?): a log compared with itself shows no change",
+                    shared.display()
+                ),
             });
             continue;
         }
