@@ -453,6 +453,16 @@ fn a_collection_linked_to_the_other_side_is_not_compared() {
     assert_eq!(code, 1, "{out}{err}");
 }
 
+/// A growth too small for a float to see still shows as growth.
+#[test]
+fn a_tiny_growth_of_huge_totals_keeps_its_sign() {
+    use jitarena::report::diff::pdiff;
+    assert_eq!(pdiff(1 << 60, (1 << 60) + 1), "+0.00%");
+    assert_eq!(pdiff((1 << 60) + 1, 1 << 60), "-0.00%");
+    assert_eq!(pdiff(20_000, 20_001), "+0.01%"); // exactly +0.005%
+    assert_eq!(pdiff(20_000, 19_999), "-0.01%");
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")

@@ -13,7 +13,8 @@ pub fn pdiff(base: u64, diff: u64) -> String {
     }
     match pct_change(base, diff) {
         // Tiny changes keep their sign: "+0.00%" is not "no change".
-        Some(p) if p.abs() < 0.005 => if p > 0.0 { "+0.00%" } else { "-0.00%" }.into(),
+        // The sign from the counts: past 2^53 bytes the float difference can be 0.
+        Some(p) if p.abs() < 0.005 => if diff > base { "+0.00%" } else { "-0.00%" }.into(),
         Some(p) => format!("{p:+.2}%"),
         None => "new".into(),
     }
