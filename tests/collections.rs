@@ -463,6 +463,33 @@ fn a_tiny_growth_of_huge_totals_keeps_its_sign() {
     assert_eq!(pdiff(20_000, 19_999), "-0.01%");
 }
 
+/// The long markdown's section of a collection that broke a coverage rule says so where its
+/// verdict stands: not "No regression" and "PASS" above a list at its end.
+#[test]
+fn an_incomplete_collection_does_not_read_as_a_pass_in_the_long_markdown() {
+    let (base, diff) = (
+        tmp("incomplete-long/base.jas"),
+        tmp("incomplete-long/diff.jas"),
+    );
+    log_at(&base, 7, 100, &[]);
+    log_at(&diff, 7, 60, &[]); // the diff JIT "crashed"
+    let long = tmp("incomplete-long.md");
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&diff), "--md-long", s(&long)]);
+    assert_eq!(code, 1, "{out}{err}");
+    let long = std::fs::read_to_string(&long).unwrap();
+    let section = long
+        .split("\n## Collection ")
+        .nth(1)
+        .expect("a collection section");
+    assert!(!section.contains("**PASS**"), "{section}");
+    assert!(!section.contains("✅"), "{section}");
+    assert!(section.contains("**INCOMPLETE** (exit 1)"), "{section}");
+    assert!(
+        section.contains("the diff misses 40 of the base"),
+        "{section}"
+    );
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")
