@@ -447,6 +447,18 @@ fn a_collection_linked_to_the_other_side_is_not_compared() {
         verdict.contains("on both the base and the diff side"),
         "{verdict}"
     );
+    // A hard link of the base's log left in the diff's directory (a tree copied with
+    // `cp -al`, where the diff JIT wrote nothing).
+    std::fs::remove_file(diff.join(name)).unwrap();
+    std::fs::create_dir_all(diff.join(name)).unwrap();
+    std::fs::hard_link(
+        base.join(name).join("shard0.jas"),
+        diff.join(name).join("shard0.jas"),
+    )
+    .unwrap();
+    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("on both the base and the diff side"), "{out}");
     // The same log given as both sides of a single pair.
     let log = base.join(NAMES[0]).join("shard0.jas");
     let (code, out, err) = cli(&["memdiff", s(&log), s(&log)]);

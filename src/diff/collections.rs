@@ -240,20 +240,24 @@ fn holds_logs(paths: &[PathBuf]) -> bool {
     })
 }
 
-/// A log file read on both sides (through a link, or named twice), as found on the base side.
+/// A log file read on both sides (through a link, a hard link, or named twice), as found on
+/// the base side.
 fn shared_file(base: &[PathBuf], diff: &[PathBuf]) -> Option<PathBuf> {
-    let resolved = |paths: &[PathBuf]| -> Vec<(PathBuf, PathBuf)> {
-        crate::report::stats::expand_inputs(paths)
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|p| Some((p.canonicalize().ok()?, p)))
-            .collect()
-    };
-    let diff = resolved(diff);
-    resolved(base)
+    #[cfg(unix)]
+    fn identity(p: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    fn identity(p: &Path) -> Option<PathBuf> {
+        p.canonicalize().ok()
+    }
+    let files = |paths: &[PathBuf]| crate::report::stats::expand_inputs(paths).unwrap_or_default();
+    let diff: std::collections::HashSet<_> =
+        files(diff).iter().filter_map(|p| identity(p)).collect();
+    files(base)
         .into_iter()
-        .find(|(r, _)| diff.iter().any(|(d, _)| d == r))
-        .map(|(_, p)| p)
+        .find(|p| identity(p).is_some_and(|id| diff.contains(&id)))
 }
 
 /// Diffs every collection, one after the other (each diff already keeps both cores busy), and
