@@ -241,7 +241,8 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e}");
+            // A path in the message may hold a newline or a terminal escape: shown visibly.
+            eprintln!("error: {}", crate::report::visible(&e.to_string()));
             ExitCode::from(2)
         }
     }
@@ -249,7 +250,7 @@ pub fn main() -> ExitCode {
 
 fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", crate::report::visible(w));
     }
 }
 
