@@ -502,6 +502,21 @@ fn an_incomplete_collection_does_not_read_as_a_pass_in_the_long_markdown() {
     );
 }
 
+/// A log put directly under a root is in no collection: an error naming it, not a check that
+/// passes without it.
+#[test]
+fn a_file_directly_under_a_root_is_an_error() {
+    let (base, diff) = roots("loose-file", None, &[]);
+    log_at(&base.join("loose.jas"), 8, 30, &[]);
+    log_at(&diff.join("loose.jas"), 8, 30, &all_kinds(300.0));
+    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("loose.jas: a file directly under a root"),
+        "{err}"
+    );
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")
