@@ -484,6 +484,9 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
         } else if !a.collection.is_empty() {
             let mut list: Vec<Collection> = Vec::new();
             for c in a.collection.chunks(3) {
+                if c[0].is_empty() {
+                    return Err(usage("--collection needs a name: \"\" shows as nothing"));
+                }
                 if list.iter().any(|l| l.name == c[0]) {
                     return Err(usage(format!("--collection {:?} is named twice", c[0])));
                 }

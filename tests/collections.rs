@@ -517,6 +517,16 @@ fn a_file_directly_under_a_root_is_an_error() {
     );
 }
 
+/// A collection named "" would show as an empty cell and `collection : ...` in the verdict.
+#[test]
+fn an_empty_collection_name_is_bad_usage() {
+    let (base, diff) = (tmp("empty-name/base.jas"), tmp("empty-name/diff.jas"));
+    log_at(&base, 9, 20, &[]);
+    log_at(&diff, 9, 20, &[]);
+    let (code, out, err) = cli(&["memdiff", "--collection", "", s(&base), s(&diff)]);
+    assert_eq!(code, 2, "{out}{err}");
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")
