@@ -527,6 +527,20 @@ fn an_empty_collection_name_is_bad_usage() {
     assert_eq!(code, 2, "{out}{err}");
 }
 
+/// A share of missed methods just above the limit does not read as equal to it.
+#[test]
+fn a_missed_share_just_above_the_limit_reads_above_it() {
+    let (base, diff) = (tmp("just-above/base.jas"), tmp("just-above/diff.jas"));
+    log_at(&base, 10, 299, &[]);
+    log_at(&diff, 10, 296, &[]); // 3 of 299 missed: 1.0033%
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&diff), "--max-missed", "1"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("the diff misses 3 of the base's 299 methods (1.003%), above --max-missed 1%"),
+        "{out}"
+    );
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")

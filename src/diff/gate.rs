@@ -144,8 +144,17 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
             missed as f64 * 100.0 / of as f64
         };
         if missed > 0 && share > rules.max_missed {
+            // Enough decimals that the share does not read as within the limit (`1.00%, above
+            // --max-missed 1%`).
+            let mut shown = format!("{share:.2}");
+            for digits in 3..=9 {
+                if shown.parse::<f64>().is_ok_and(|s| s > rules.max_missed) {
+                    break;
+                }
+                shown = format!("{share:.digits$}");
+            }
             out.push(format!(
-                "the {side} misses {} of the {other}'s {} methods ({share:.2}%), above --max-missed {}%",
+                "the {side} misses {} of the {other}'s {} methods ({shown}%), above --max-missed {}%",
                 th(missed),
                 th(of),
                 rules.max_missed
