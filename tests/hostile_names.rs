@@ -349,3 +349,15 @@ fn hostile_directory_names_stay_visible_in_warnings_and_errors() {
     assert!(!err.contains('\u{1b}'), "{err:?}");
     assert_eq!(err.lines().count(), 1, "{err:?}");
 }
+
+/// Every character of Unicode's Bidi_Control property is shown as U+FFFD, the Arabic letter
+/// mark (U+061C) too.
+#[test]
+fn every_bidi_control_is_replaced() {
+    for c in [
+        '\u{061C}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202E}', '\u{2066}', '\u{2069}',
+    ] {
+        let name = format!("a{c}1-2");
+        assert_eq!(visible(&name), "a\u{FFFD}1-2", "{:?}", c);
+    }
+}
