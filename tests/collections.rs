@@ -541,6 +541,39 @@ fn a_missed_share_just_above_the_limit_reads_above_it() {
     );
 }
 
+/// A diff side that counted nothing over its matched methods (a JIT built without counters)
+/// is no measurement: its -100% is not a pass.
+#[test]
+fn a_side_that_counted_no_byte_is_incomplete() {
+    std::fs::create_dir_all(tmp("no-bytes")).unwrap();
+    let mut logs = Vec::new();
+    for (side, bytes) in [("base", 4000), ("diff", 0)] {
+        let mut trace = String::new();
+        for i in 0..40 {
+            trace.push_str(&format!("method {i} Tier1 M{i}\n"));
+            if bytes > 0 {
+                trace.push_str(&format!("alloc LSRA {bytes}\n"));
+            }
+        }
+        let (path, log) = (
+            tmp(&format!("no-bytes/{side}.txt")),
+            tmp(&format!("no-bytes/{side}.jas")),
+        );
+        std::fs::write(&path, trace).unwrap();
+        let (code, _, err) = cli(&["replay", s(&path), "-o", s(&log)]);
+        assert_eq!(code, 0, "{err}");
+        logs.push(log);
+    }
+    let (code, out, err) = cli(&["memdiff", s(&logs[0]), s(&logs[1])]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.lines().last().unwrap().starts_with(
+            "INCOMPLETE (exit 1): incomplete: the diff counted no byte in its 40 matched methods"
+        ),
+        "{out}"
+    );
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")

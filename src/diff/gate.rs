@@ -127,12 +127,25 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
             th(c.diff_methods())
         ));
     }
+    // No byte over matched methods is no measurement: every byte in an ignored kind, or a JIT
+    // whose arena did not count (JITARENA_NO_COUNTERS); its "-100%" is not a saving.
     let o = diff.overall();
-    if c.matched > 0 && o.base.bytes == 0 && o.diff.bytes == 0 && !diff.ignored_kinds.is_empty() {
+    let ignoring = !diff.ignored_kinds.is_empty();
+    if c.matched > 0 && o.base.bytes == 0 && o.diff.bytes == 0 && ignoring {
         out.push(format!(
             "--ignore-kind left no byte of the {} matched methods to compare (every byte was in an ignored kind)",
             th(c.matched)
         ));
+    } else if c.matched > 0 {
+        for (side, bytes) in [("base", o.base.bytes), ("diff", o.diff.bytes)] {
+            if bytes == 0 {
+                out.push(format!(
+                    "the {side} counted no byte in its {} matched methods{}: no measurement (a JIT built with JITARENA_NO_COUNTERS?)",
+                    th(c.matched),
+                    if ignoring { " outside the ignored kinds" } else { "" }
+                ));
+            }
+        }
     }
     for (side, other, missed, of) in [
         ("diff", "base", c.only_base, c.base_methods()),
