@@ -515,6 +515,21 @@ fn a_file_directly_under_a_root_is_an_error() {
         err.contains("loose.jas: a file directly under a root"),
         "{err}"
     );
+    // A collection linked on both sides to artifacts that are not there (dangling links).
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(base.join("loose.jas")).unwrap();
+        std::fs::remove_file(diff.join("loose.jas")).unwrap();
+        for root in [&base, &diff] {
+            std::os::unix::fs::symlink(tmp("loose-file/nowhere"), root.join("gone.run")).unwrap();
+        }
+        let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(
+            err.contains("gone.run: neither a directory nor a file"),
+            "{err}"
+        );
+    }
 }
 
 /// A collection named "" would show as an empty cell and `collection : ...` in the verdict.

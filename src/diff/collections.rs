@@ -209,15 +209,18 @@ fn dir_name(name: &std::ffi::OsStr) -> String {
 fn subdirectories(root: &Path) -> Result<Vec<(std::ffi::OsString, String, PathBuf)>, Error> {
     let entries = std::fs::read_dir(root).map_err(|e| crate::format::io_error(root, "list", &e))?;
     let paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    // A log directly under a root is in no collection: left out silently, its methods would
-    // be missed by both sides alike, which the coverage check cannot see.
-    if let Some(file) = paths.iter().filter(|p| p.is_file()).min() {
+    // A log directly under a root is in no collection, and a link that leads to no directory
+    // (dangling, or a loop) holds none: left out silently, their methods would be missed by
+    // both sides alike, which the coverage check cannot see.
+    if let Some(other) = paths.iter().filter(|p| !p.is_dir()).min() {
+        let what = if other.is_file() {
+            "a file directly under a root, in no collection (a collection is a subdirectory of logs or shards; move it into one)"
+        } else {
+            "neither a directory nor a file (a dangling link, or a loop?): the collection cannot be read"
+        };
         return Err(Error::new(
             ErrorCode::Io,
-            format!(
-                "{}: a file directly under a root, in no collection (a collection is a subdirectory of logs or shards; move it into one)",
-                file.display()
-            ),
+            format!("{}: {what}", other.display()),
         ));
     }
     let mut dirs: Vec<(std::ffi::OsString, String, PathBuf)> = paths
