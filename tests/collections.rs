@@ -589,6 +589,24 @@ fn a_side_that_counted_no_byte_is_incomplete() {
     );
 }
 
+/// A shard linked on both sides to a log that is not there is an error, not a shard both
+/// sides leave out alike (which the coverage check cannot see).
+#[cfg(unix)]
+#[test]
+fn a_dangling_shard_link_is_an_error() {
+    let (base, diff) = roots("dangling-shard", None, &[]);
+    for root in [&base, &diff] {
+        std::os::unix::fs::symlink(
+            tmp("dangling-shard/nowhere.jas"),
+            root.join(NAMES[0]).join("shard1.jas"),
+        )
+        .unwrap();
+    }
+    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("shard1.jas: cannot be read"), "{err}");
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")
