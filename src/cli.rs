@@ -470,6 +470,26 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
             "memdiff takes one of: BASE DIFF; --base PATH... --diff PATH...; --base-root DIR --diff-root DIR; --collection NAME BASE DIFF...; --csv FILE (see --help)",
         ));
     }
+    // A report written over an input would destroy it, or inside an input directory would be
+    // read back as a shard by the next run.
+    let inputs: Vec<PathBuf> = a
+        .paths
+        .iter()
+        .chain(&a.base)
+        .chain(&a.diff)
+        .chain(&a.base_root)
+        .chain(&a.diff_root)
+        .chain(&a.csv)
+        .cloned()
+        .chain(
+            a.collection
+                .chunks(3)
+                .flat_map(|c| c[1..].iter().map(PathBuf::from)),
+        )
+        .collect();
+    for report in [&a.md, &a.md_long, &a.json, &a.html].into_iter().flatten() {
+        check_not_input(report, &inputs)?;
+    }
     let result = if let Some(csv) = &a.csv {
         let (Some(b), Some(d)) = (&a.base_col, &a.diff_col) else {
             return Err(usage("--csv needs --base-col NAME and --diff-col NAME"));

@@ -607,6 +607,32 @@ fn a_dangling_shard_link_is_an_error() {
     assert!(err.contains("shard1.jas: cannot be read"), "{err}");
 }
 
+/// A report path that is an input, or inside an input directory, is refused before anything
+/// is written: the diff log is not overwritten by the JSON.
+#[test]
+fn a_report_over_an_input_is_refused() {
+    let (base, diff) = (tmp("report-over/base.jas"), tmp("report-over/diff.jas"));
+    log_at(&base, 12, 20, &[]);
+    log_at(&diff, 12, 20, &[]);
+    let before = std::fs::read(&diff).unwrap();
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&diff), "--json", s(&diff)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(std::fs::read(&diff).unwrap(), before);
+    let (broot, droot) = roots("report-inside", None, &[]);
+    let md = broot.join(NAMES[0]).join("summary.md");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&broot),
+        "--diff-root",
+        s(&droot),
+        "--md",
+        s(&md),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(!md.exists());
+}
+
 fn check_expected(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/expected")
