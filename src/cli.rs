@@ -241,7 +241,8 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e}");
+            // A path in the message may hold a newline or a terminal escape: shown visibly.
+            eprintln!("error: {}", crate::report::visible(&e.to_string()));
             ExitCode::from(2)
         }
     }
@@ -249,7 +250,7 @@ pub fn main() -> ExitCode {
 
 fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", crate::report::visible(w));
     }
 }
 
@@ -469,6 +470,26 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
             "memdiff takes one of: BASE DIFF; --base PATH... --diff PATH...; --base-root DIR --diff-root DIR; --collection NAME BASE DIFF...; --csv FILE (see --help)",
         ));
     }
+    // A report written over an input would destroy it, or inside an input directory would be
+    // read back as a shard by the next run.
+    let inputs: Vec<PathBuf> = a
+        .paths
+        .iter()
+        .chain(&a.base)
+        .chain(&a.diff)
+        .chain(&a.base_root)
+        .chain(&a.diff_root)
+        .chain(&a.csv)
+        .cloned()
+        .chain(
+            a.collection
+                .chunks(3)
+                .flat_map(|c| c[1..].iter().map(PathBuf::from)),
+        )
+        .collect();
+    for report in [&a.md, &a.md_long, &a.json, &a.html].into_iter().flatten() {
+        check_not_input(report, &inputs)?;
+    }
     let result = if let Some(csv) = &a.csv {
         let (Some(b), Some(d)) = (&a.base_col, &a.diff_col) else {
             return Err(usage("--csv needs --base-col NAME and --diff-col NAME"));
@@ -483,6 +504,9 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
         } else if !a.collection.is_empty() {
             let mut list: Vec<Collection> = Vec::new();
             for c in a.collection.chunks(3) {
+                if c[0].is_empty() {
+                    return Err(usage("--collection needs a name: \"\" shows as nothing"));
+                }
                 if list.iter().any(|l| l.name == c[0]) {
                     return Err(usage(format!("--collection {:?} is named twice", c[0])));
                 }

@@ -205,14 +205,16 @@ fn the_summary_line_gives_the_range_and_lists_only_significant_changes() {
 
 #[test]
 fn nothing_significant_says_so() {
-    let (base, _) = roots("same", None, &[]);
+    // Equal logs (a root compared with itself is not compared: see
+    // a_collection_linked_to_the_other_side_is_not_compared).
+    let (base, diff) = roots("same", None, &[]);
     let md = tmp("same.md");
     let (code, out, err) = cli(&[
         "memdiff",
         "--base-root",
         s(&base),
         "--diff-root",
-        s(&base),
+        s(&diff),
         "--md",
         s(&md),
     ]);
@@ -359,6 +361,276 @@ fn a_log_cut_short_fails_unless_allowed() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(err.contains("warning"), "the cut is still reported: {err}");
+}
+
+/// Two directory names that differ only in bytes that are not UTF-8 are two collections: the
+/// base's `bad\xFE` is not compared with the diff's `bad\xFF`, and a regression in one of them
+/// is not hidden behind the other.
+#[cfg(unix)]
+#[test]
+fn directory_names_differing_only_in_invalid_utf8_stay_apart() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let (base, diff) = (tmp("not-utf8/base"), tmp("not-utf8/diff"));
+    let _ = std::fs::remove_dir_all(tmp("not-utf8"));
+    for raw in [&b"bad\xfe"[..], &b"bad\xff"[..]] {
+        let name = OsStr::from_bytes(raw);
+        log_at(&base.join(name).join("a.jas"), 5, 40, &[]);
+        let scale: &[(&str, f64)] = if raw[3] == 0xff {
+            &[("LSRA", 300.0)]
+        } else {
+            &[]
+        };
+        log_at(&diff.join(name).join("a.jas"), 5, 40, scale);
+    }
+    let json = tmp("not-utf8.json");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&base),
+        "--diff-root",
+        s(&diff),
+        "--json",
+        s(&json),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let verdict = out.lines().last().unwrap();
+    assert!(
+        verdict.starts_with("FAIL (exit 1): regression in bad\\xFF: kind LSRA grew"),
+        "{verdict}"
+    );
+    let json = std::fs::read_to_string(&json).unwrap();
+    assert!(json.contains(r#""name":"bad\\xFE""#), "{json}");
+}
+
+/// --ignore-kind naming every kind leaves nothing to compare: the check cannot pass on zero
+/// bytes against zero bytes.
+#[test]
+fn ignoring_every_kind_is_incomplete() {
+    let (base, diff) = (tmp("ignore-all/base.jas"), tmp("ignore-all/diff.jas"));
+    log_at(&base, 6, 40, &[]);
+    log_at(&diff, 6, 40, &all_kinds(300.0));
+    let mut args = vec!["memdiff", s(&base), s(&diff)];
+    for k in jitarena::gen::RYUJIT_KINDS.iter() {
+        args.extend(["--ignore-kind", k]);
+    }
+    let (code, out, err) = cli(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.lines()
+            .last()
+            .unwrap()
+            .starts_with("INCOMPLETE (exit 1): incomplete: --ignore-kind left no byte"),
+        "{out}"
+    );
+}
+
+/// A diff collection that is a link to the base's (or the same log named on both sides) holds
+/// no diff: it cannot pass as "no change".
+#[cfg(unix)]
+#[test]
+fn a_collection_linked_to_the_other_side_is_not_compared() {
+    let (base, diff) = roots("linked", None, &[]);
+    let name = NAMES[1];
+    std::fs::remove_dir_all(diff.join(name)).unwrap();
+    std::os::unix::fs::symlink(base.join(name), diff.join(name)).unwrap();
+    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 1, "{out}{err}");
+    let verdict = out.lines().last().unwrap();
+    assert!(
+        verdict.starts_with(&format!(
+            "INCOMPLETE (exit 1): incomplete: collection {name}: "
+        )),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("on both the base and the diff side"),
+        "{verdict}"
+    );
+    // A hard link of the base's log left in the diff's directory (a tree copied with
+    // `cp -al`, where the diff JIT wrote nothing).
+    std::fs::remove_file(diff.join(name)).unwrap();
+    std::fs::create_dir_all(diff.join(name)).unwrap();
+    std::fs::hard_link(
+        base.join(name).join("shard0.jas"),
+        diff.join(name).join("shard0.jas"),
+    )
+    .unwrap();
+    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("on both the base and the diff side"), "{out}");
+    // The same log given as both sides of a single pair.
+    let log = base.join(NAMES[0]).join("shard0.jas");
+    let (code, out, err) = cli(&["memdiff", s(&log), s(&log)]);
+    assert_eq!(code, 1, "{out}{err}");
+}
+
+/// A growth too small for a float to see still shows as growth.
+#[test]
+fn a_tiny_growth_of_huge_totals_keeps_its_sign() {
+    use jitarena::report::diff::pdiff;
+    assert_eq!(pdiff(1 << 60, (1 << 60) + 1), "+0.00%");
+    assert_eq!(pdiff((1 << 60) + 1, 1 << 60), "-0.00%");
+    assert_eq!(pdiff(20_000, 20_001), "+0.01%"); // exactly +0.005%
+    assert_eq!(pdiff(20_000, 19_999), "-0.01%");
+}
+
+/// The long markdown's section of a collection that broke a coverage rule says so where its
+/// verdict stands: not "No regression" and "PASS" above a list at its end.
+#[test]
+fn an_incomplete_collection_does_not_read_as_a_pass_in_the_long_markdown() {
+    let (base, diff) = (
+        tmp("incomplete-long/base.jas"),
+        tmp("incomplete-long/diff.jas"),
+    );
+    log_at(&base, 7, 100, &[]);
+    log_at(&diff, 7, 60, &[]); // the diff JIT "crashed"
+    let long = tmp("incomplete-long.md");
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&diff), "--md-long", s(&long)]);
+    assert_eq!(code, 1, "{out}{err}");
+    let long = std::fs::read_to_string(&long).unwrap();
+    let section = long
+        .split("\n## Collection ")
+        .nth(1)
+        .expect("a collection section");
+    assert!(!section.contains("**PASS**"), "{section}");
+    assert!(!section.contains("✅"), "{section}");
+    assert!(section.contains("**INCOMPLETE** (exit 1)"), "{section}");
+    assert!(
+        section.contains("the diff misses 40 of the base"),
+        "{section}"
+    );
+}
+
+/// A log put directly under a root is in no collection: an error naming it, not a check that
+/// passes without it.
+#[test]
+fn a_file_directly_under_a_root_is_an_error() {
+    let (base, diff) = roots("loose-file", None, &[]);
+    log_at(&base.join("loose.jas"), 8, 30, &[]);
+    log_at(&diff.join("loose.jas"), 8, 30, &all_kinds(300.0));
+    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("loose.jas: a file directly under a root"),
+        "{err}"
+    );
+    // A collection linked on both sides to artifacts that are not there (dangling links).
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(base.join("loose.jas")).unwrap();
+        std::fs::remove_file(diff.join("loose.jas")).unwrap();
+        for root in [&base, &diff] {
+            std::os::unix::fs::symlink(tmp("loose-file/nowhere"), root.join("gone.run")).unwrap();
+        }
+        let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(
+            err.contains("gone.run: neither a directory nor a file"),
+            "{err}"
+        );
+    }
+}
+
+/// A collection named "" would show as an empty cell and `collection : ...` in the verdict.
+#[test]
+fn an_empty_collection_name_is_bad_usage() {
+    let (base, diff) = (tmp("empty-name/base.jas"), tmp("empty-name/diff.jas"));
+    log_at(&base, 9, 20, &[]);
+    log_at(&diff, 9, 20, &[]);
+    let (code, out, err) = cli(&["memdiff", "--collection", "", s(&base), s(&diff)]);
+    assert_eq!(code, 2, "{out}{err}");
+}
+
+/// A share of missed methods just above the limit does not read as equal to it.
+#[test]
+fn a_missed_share_just_above_the_limit_reads_above_it() {
+    let (base, diff) = (tmp("just-above/base.jas"), tmp("just-above/diff.jas"));
+    log_at(&base, 10, 299, &[]);
+    log_at(&diff, 10, 296, &[]); // 3 of 299 missed: 1.0033%
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&diff), "--max-missed", "1"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("the diff misses 3 of the base's 299 methods (1.003%), above --max-missed 1%"),
+        "{out}"
+    );
+}
+
+/// A diff side that counted nothing over its matched methods (a JIT built without counters)
+/// is no measurement: its -100% is not a pass.
+#[test]
+fn a_side_that_counted_no_byte_is_incomplete() {
+    std::fs::create_dir_all(tmp("no-bytes")).unwrap();
+    let mut logs = Vec::new();
+    for (side, bytes) in [("base", 4000), ("diff", 0)] {
+        let mut trace = String::new();
+        for i in 0..40 {
+            trace.push_str(&format!("method {i} Tier1 M{i}\n"));
+            if bytes > 0 {
+                trace.push_str(&format!("alloc LSRA {bytes}\n"));
+            }
+        }
+        let (path, log) = (
+            tmp(&format!("no-bytes/{side}.txt")),
+            tmp(&format!("no-bytes/{side}.jas")),
+        );
+        std::fs::write(&path, trace).unwrap();
+        let (code, _, err) = cli(&["replay", s(&path), "-o", s(&log)]);
+        assert_eq!(code, 0, "{err}");
+        logs.push(log);
+    }
+    let (code, out, err) = cli(&["memdiff", s(&logs[0]), s(&logs[1])]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.lines().last().unwrap().starts_with(
+            "INCOMPLETE (exit 1): incomplete: the diff counted no byte in its 40 matched methods"
+        ),
+        "{out}"
+    );
+}
+
+/// A shard linked on both sides to a log that is not there is an error, not a shard both
+/// sides leave out alike (which the coverage check cannot see).
+#[cfg(unix)]
+#[test]
+fn a_dangling_shard_link_is_an_error() {
+    let (base, diff) = roots("dangling-shard", None, &[]);
+    for root in [&base, &diff] {
+        std::os::unix::fs::symlink(
+            tmp("dangling-shard/nowhere.jas"),
+            root.join(NAMES[0]).join("shard1.jas"),
+        )
+        .unwrap();
+    }
+    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("shard1.jas: cannot be read"), "{err}");
+}
+
+/// A report path that is an input, or inside an input directory, is refused before anything
+/// is written: the diff log is not overwritten by the JSON.
+#[test]
+fn a_report_over_an_input_is_refused() {
+    let (base, diff) = (tmp("report-over/base.jas"), tmp("report-over/diff.jas"));
+    log_at(&base, 12, 20, &[]);
+    log_at(&diff, 12, 20, &[]);
+    let before = std::fs::read(&diff).unwrap();
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&diff), "--json", s(&diff)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(std::fs::read(&diff).unwrap(), before);
+    let (broot, droot) = roots("report-inside", None, &[]);
+    let md = broot.join(NAMES[0]).join("summary.md");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&broot),
+        "--diff-root",
+        s(&droot),
+        "--md",
+        s(&md),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(!md.exists());
 }
 
 fn check_expected(name: &str, actual: &str) {

@@ -300,3 +300,64 @@ fn hostile_names_leave_no_element_in_the_html_page() {
         );
     }
 }
+
+/// Warnings and errors name files, whose directories may be named by anyone: on standard
+/// error too, no escape sequence reaches the terminal and no line can be forged.
+#[test]
+fn hostile_directory_names_stay_visible_in_warnings_and_errors() {
+    let dir = tmp("hostile-stderr");
+    let _ = std::fs::remove_dir_all(&dir);
+    let name = "x\u{1b}[31mRED\nPASS (exit 0): forged";
+    let (base, diff) = (dir.join("base").join(name), dir.join("diff").join(name));
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::create_dir_all(&diff).unwrap();
+    let log = base.join("s.jas");
+    jitarena::cli::gen_log(
+        &jitarena::gen::Generator::new(jitarena::gen::GenOptions {
+            seed: 2,
+            methods: 30,
+            scale: Default::default(),
+        })
+        .unwrap(),
+        &log,
+    )
+    .unwrap();
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(diff.join("s.jas"), &bytes[..bytes.len() - 40]).unwrap();
+    let roots = |d: &str| dir.join(d).to_str().unwrap().to_string();
+    let (_, _, err) = jitarena(&[
+        "memdiff",
+        "--base-root",
+        &roots("base"),
+        "--diff-root",
+        &roots("diff"),
+        "--allow-truncated",
+    ]);
+    assert!(err.contains("warning: "), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    // An error naming the file: the same.
+    std::fs::write(diff.join("s.jas"), b"not a log").unwrap();
+    let (code, _, err) = jitarena(&[
+        "memdiff",
+        "--base-root",
+        &roots("base"),
+        "--diff-root",
+        &roots("diff"),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+}
+
+/// Every character of Unicode's Bidi_Control property is shown as U+FFFD, the Arabic letter
+/// mark (U+061C) too.
+#[test]
+fn every_bidi_control_is_replaced() {
+    for c in [
+        '\u{061C}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202E}', '\u{2066}', '\u{2069}',
+    ] {
+        let name = format!("a{c}1-2");
+        assert_eq!(visible(&name), "a\u{FFFD}1-2", "{:?}", c);
+    }
+}

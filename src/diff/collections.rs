@@ -157,9 +157,9 @@ pub fn collections_from_roots(
     let (base, diff) = (subdirectories(base_root)?, subdirectories(diff_root)?);
     let mut pairs = Vec::new();
     let mut one_sided = Vec::new();
-    for (name, path) in &base {
-        match diff.iter().find(|(n, _)| n == name) {
-            Some((_, d)) => pairs.push(Collection {
+    for (key, name, path) in &base {
+        match diff.iter().find(|(k, _, _)| k == key) {
+            Some((_, _, d)) => pairs.push(Collection {
                 name: name.clone(),
                 base: vec![path.clone()],
                 diff: vec![d.clone()],
@@ -170,7 +170,10 @@ pub fn collections_from_roots(
             }),
         }
     }
-    for (name, path) in diff.iter().filter(|(n, _)| !base.iter().any(|b| &b.0 == n)) {
+    for (_, name, path) in diff
+        .iter()
+        .filter(|(k, _, _)| !base.iter().any(|b| &b.0 == k))
+    {
         one_sided.push(OneSided {
             name: name.clone(),
             reason: format!("only under the diff root ({})", path.display()),
@@ -180,13 +183,53 @@ pub fn collections_from_roots(
     Ok((pairs, one_sided))
 }
 
-/// A root's subdirectories, by name.
-fn subdirectories(root: &Path) -> Result<Vec<(String, PathBuf)>, Error> {
+/// A directory's name as reports show it: its bytes that are not UTF-8 as `\xFF`, so that two
+/// names differing only there stay apart.
+fn dir_name(name: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = String::new();
+        for chunk in name.as_bytes().utf8_chunks() {
+            out.push_str(chunk.valid());
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02X}"));
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        name.to_string_lossy().into_owned()
+    }
+}
+
+/// A root's subdirectories, by name: (exact name, name as shown, path). Sides are paired by
+/// the exact name.
+fn subdirectories(root: &Path) -> Result<Vec<(std::ffi::OsString, String, PathBuf)>, Error> {
     let entries = std::fs::read_dir(root).map_err(|e| crate::format::io_error(root, "list", &e))?;
-    let mut dirs: Vec<(String, PathBuf)> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
+    let paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    // A log directly under a root is in no collection, and a link that leads to no directory
+    // (dangling, or a loop) holds none: left out silently, their methods would be missed by
+    // both sides alike, which the coverage check cannot see.
+    if let Some(other) = paths.iter().filter(|p| !p.is_dir()).min() {
+        let what = if other.is_file() {
+            "a file directly under a root, in no collection (a collection is a subdirectory of logs or shards; move it into one)"
+        } else {
+            "neither a directory nor a file (a dangling link, or a loop?): the collection cannot be read"
+        };
+        return Err(Error::new(
+            ErrorCode::Io,
+            format!("{}: {what}", other.display()),
+        ));
+    }
+    let mut dirs: Vec<(std::ffi::OsString, String, PathBuf)> = paths
+        .into_iter()
         .filter(|p| p.is_dir())
-        .filter_map(|p| Some((p.file_name()?.to_string_lossy().into_owned(), p.clone())))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_os_string();
+            Some((name.clone(), dir_name(&name), p))
+        })
         .collect();
     if dirs.is_empty() {
         return Err(Error::new(
@@ -212,6 +255,26 @@ fn holds_logs(paths: &[PathBuf]) -> bool {
     })
 }
 
+/// A log file read on both sides (through a link, a hard link, or named twice), as found on
+/// the base side.
+fn shared_file(base: &[PathBuf], diff: &[PathBuf]) -> Option<PathBuf> {
+    #[cfg(unix)]
+    fn identity(p: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    fn identity(p: &Path) -> Option<PathBuf> {
+        p.canonicalize().ok()
+    }
+    let files = |paths: &[PathBuf]| crate::report::stats::expand_inputs(paths).unwrap_or_default();
+    let diff: std::collections::HashSet<_> =
+        files(diff).iter().filter_map(|p| identity(p)).collect();
+    files(base)
+        .into_iter()
+        .find(|p| identity(p).is_some_and(|id| diff.contains(&id)))
+}
+
 /// Diffs every collection, one after the other (each diff already keeps both cores busy), and
 /// judges them together. A collection whose side holds no log joins the one-sided ones.
 pub fn diff_collections(
@@ -231,6 +294,16 @@ pub fn diff_collections(
             one_sided.push(OneSided {
                 name: c.name.clone(),
                 reason: format!("no log on the {} side", empty.join(" and ")),
+            });
+            continue;
+        }
+        if let Some(shared) = shared_file(&c.base, &c.diff) {
+            one_sided.push(OneSided {
+                name: c.name.clone(),
+                reason: format!(
+                    "{} is on both the base and the diff side (a link?): a log compared with itself shows no change",
+                    shared.display()
+                ),
             });
             continue;
         }

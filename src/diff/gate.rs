@@ -127,6 +127,26 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
             th(c.diff_methods())
         ));
     }
+    // No byte over matched methods is no measurement: every byte in an ignored kind, or a JIT
+    // whose arena did not count (JITARENA_NO_COUNTERS); its "-100%" is not a saving.
+    let o = diff.overall();
+    let ignoring = !diff.ignored_kinds.is_empty();
+    if c.matched > 0 && o.base.bytes == 0 && o.diff.bytes == 0 && ignoring {
+        out.push(format!(
+            "--ignore-kind left no byte of the {} matched methods to compare (every byte was in an ignored kind)",
+            th(c.matched)
+        ));
+    } else if c.matched > 0 {
+        for (side, bytes) in [("base", o.base.bytes), ("diff", o.diff.bytes)] {
+            if bytes == 0 {
+                out.push(format!(
+                    "the {side} counted no byte in its {} matched methods{}: no measurement (a JIT built with JITARENA_NO_COUNTERS?)",
+                    th(c.matched),
+                    if ignoring { " outside the ignored kinds" } else { "" }
+                ));
+            }
+        }
+    }
     for (side, other, missed, of) in [
         ("diff", "base", c.only_base, c.base_methods()),
         ("base", "diff", c.only_diff, c.diff_methods()),
@@ -137,8 +157,17 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
             missed as f64 * 100.0 / of as f64
         };
         if missed > 0 && share > rules.max_missed {
+            // Enough decimals that the share does not read as within the limit (`1.00%, above
+            // --max-missed 1%`).
+            let mut shown = format!("{share:.2}");
+            for digits in 3..=9 {
+                if shown.parse::<f64>().is_ok_and(|s| s > rules.max_missed) {
+                    break;
+                }
+                shown = format!("{share:.digits$}");
+            }
             out.push(format!(
-                "the {side} misses {} of the {other}'s {} methods ({share:.2}%), above --max-missed {}%",
+                "the {side} misses {} of the {other}'s {} methods ({shown}%), above --max-missed {}%",
                 th(missed),
                 th(of),
                 rules.max_missed

@@ -13,7 +13,8 @@ pub fn pdiff(base: u64, diff: u64) -> String {
     }
     match pct_change(base, diff) {
         // Tiny changes keep their sign: "+0.00%" is not "no change".
-        Some(p) if p.abs() < 0.005 => if p > 0.0 { "+0.00%" } else { "-0.00%" }.into(),
+        // The sign from the counts: past 2^53 bytes the float difference can be 0.
+        Some(p) if p.abs() < 0.005 => if diff > base { "+0.00%" } else { "-0.00%" }.into(),
         Some(p) => format!("{p:+.2}%"),
         None => "new".into(),
     }
@@ -236,17 +237,26 @@ fn delta_table_text(o: &mut String, title: &str, what: &str, order: &str, rows: 
 /// One collection's diff as markdown: `long` lists every changed kind and phase and every
 /// listed method. The multi-collection summary is [`super::summary::render_markdown`].
 pub fn render_markdown(d: &MemDiff, long: bool) -> String {
-    render_collection_markdown(d, "## jitarena memdiff", long)
+    render_collection_markdown(d, "## jitarena memdiff", long, &[])
 }
 
-/// One collection's diff as markdown under `heading` (markdown, already escaped).
-pub(crate) fn render_collection_markdown(d: &MemDiff, heading: &str, long: bool) -> String {
+/// One collection's diff as markdown under `heading` (markdown, already escaped), with the
+/// coverage rules it broke (none: its verdict is that of its thresholds).
+pub(crate) fn render_collection_markdown(
+    d: &MemDiff,
+    heading: &str,
+    long: bool,
+    coverage_failures: &[String],
+) -> String {
     let mut o = String::new();
     let g = d.overall();
     let _ = writeln!(o, "{heading}");
     let _ = writeln!(o);
+    let incomplete = !coverage_failures.is_empty();
     let status = if d.verdict.regression {
         "❌ **Regression**"
+    } else if incomplete {
+        "❌ **INCOMPLETE** coverage, no regression"
     } else {
         "✅ No regression"
     };
@@ -272,13 +282,22 @@ pub(crate) fn render_collection_markdown(d: &MemDiff, heading: &str, long: bool)
         );
     }
     let _ = writeln!(o);
-    let verdict = if d.verdict.regression {
-        "**FAIL** (exit 1)"
-    } else {
-        "**PASS**"
+    let verdict = match (incomplete, d.verdict.regression) {
+        (false, true) => "**FAIL** (exit 1)",
+        (false, false) => "**PASS**",
+        (true, true) => "**INCOMPLETE, FAIL** (exit 1)",
+        (true, false) => "**INCOMPLETE** (exit 1)",
     };
     let _ = writeln!(o, "{verdict}: {}", md_escape(&d.verdict.rule));
     let _ = writeln!(o);
+    if incomplete {
+        let _ = writeln!(o, "Coverage rules broken:");
+        let _ = writeln!(o);
+        for f in coverage_failures {
+            let _ = writeln!(o, "- {}", md_escape(f));
+        }
+        let _ = writeln!(o);
+    }
     details(&mut o, &format!("Coverage: {}", coverage_line(d)), |o| {
         let _ = writeln!(o, "| Side | Matched | Only on this side | Their bytes |");
         let _ = writeln!(o, "| --- | --: | --: | --: |");

@@ -10,11 +10,11 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Whether a character would hide or disguise text when shown: a control character, a
-/// bidirectional override or isolate (which can reorder what a reader sees), or a
-/// non-character.
+/// bidirectional control (Unicode's Bidi_Control: an override, isolate or mark, which can
+/// reorder what a reader sees), or a non-character.
 pub(crate) fn disguises(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
         || matches!(c, '\u{FFFE}' | '\u{FFFF}')
 }
 

@@ -86,10 +86,22 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         if path.is_dir() {
             let entries =
                 std::fs::read_dir(path).map_err(|e| crate::format::io_error(path, "list", &e))?;
-            let mut files: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
-                .collect();
+            let entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            // A shard linked to a log that is not there would be left out silently.
+            if let Some(dangling) = entries
+                .iter()
+                .filter(|p| std::fs::metadata(p).is_err())
+                .min()
+            {
+                return Err(Error::new(
+                    crate::ErrorCode::Io,
+                    format!(
+                        "{}: cannot be read (a dangling link, or a loop?)",
+                        dangling.display()
+                    ),
+                ));
+            }
+            let mut files: Vec<PathBuf> = entries.into_iter().filter(|p| p.is_file()).collect();
             if files.is_empty() {
                 return Err(Error::new(
                     crate::ErrorCode::Io,

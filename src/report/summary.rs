@@ -335,15 +335,12 @@ pub fn render_long_markdown(r: &Report) -> String {
     for c in &r.collections {
         let _ = writeln!(o);
         let heading = format!("## Collection {}", md_text(&shown(&c.name)));
-        o.push_str(&render_collection_markdown(&c.diff, &heading, true));
-        if !c.coverage_failures.is_empty() {
-            let _ = writeln!(o, "**INCOMPLETE** coverage:");
-            let _ = writeln!(o);
-            for f in &c.coverage_failures {
-                let _ = writeln!(o, "- {}", md_text(f));
-            }
-            let _ = writeln!(o);
-        }
+        o.push_str(&render_collection_markdown(
+            &c.diff,
+            &heading,
+            true,
+            &c.coverage_failures,
+        ));
     }
     o
 }
