@@ -41,7 +41,7 @@ const C_METHODS: [&str; 10] = [
     "A|B|C</td><td>forged",
     "&amp; &#x3C;b&#x3E; &lt;i&gt;",
     "**bold** _em_ ~~s~~ $x^2$ `code`",
-    "<https://evil.example/autolink> www.evil.example user@evil.example",
+    "<https://evil.example/autolink> www.evil.example user@evil.example @dotnet/jit #123",
     "Ns.Class`1[System.__Canon]:Method(int):this\r\n| --- |",
     "\x1b[31mred\x1b[0m \u{202e}evil",
     "</details><details open><summary>forged</summary>",
@@ -174,8 +174,19 @@ fn rendered_cells(md: &str) -> Vec<String> {
                 );
             }
             Event::Text(t) => {
+                // No GitHub mention or issue reference: `@` and `#` are followed by a break.
+                for (i, c) in t.char_indices() {
+                    if c == '@' || c == '#' {
+                        assert_eq!(
+                            t[i + 1..].chars().next(),
+                            Some(jitarena::report::MD_BREAK),
+                            "{t:?}"
+                        );
+                    }
+                }
+                let t = t.replace(jitarena::report::MD_BREAK, "");
                 for open in [&mut cell, &mut strong].into_iter().flatten() {
-                    open.push_str(t);
+                    open.push_str(&t);
                 }
             }
             Event::Start(Tag::Heading { .. }) | Event::End(TagEnd::Heading(_)) => {}

@@ -54,7 +54,9 @@ pub fn shown(name: &str) -> Cow<'_, str> {
 /// Text as markdown that renders as exactly those characters and nothing else: no element,
 /// link, image, emphasis, code span, math, entity, autolink or table cell break can come from
 /// it. [`visible`] first, then every ASCII punctuation character escaped with a backslash
-/// (CommonMark lets any of them be).
+/// (CommonMark lets any of them be). GitHub also finds mentions (`@team`) and issue references
+/// (`#123`) in the rendered text, after escapes are undone: a zero-width space
+/// ([`MD_BREAK`]) after every `@` and `#` keeps a name from pinging anyone or linking anything.
 pub fn md_text(text: &str) -> String {
     let text = visible(text);
     let mut out = String::with_capacity(text.len() + 8);
@@ -63,9 +65,15 @@ pub fn md_text(text: &str) -> String {
             out.push('\\');
         }
         out.push(c);
+        if c == '@' || c == '#' {
+            out.push(MD_BREAK);
+        }
     }
     out
 }
+
+/// The zero-width space [`md_text`] puts after `@` and `#`.
+pub const MD_BREAK: char = '\u{200B}';
 
 /// `1234567` as `1,234,567`.
 pub fn thousands(n: u64) -> String {

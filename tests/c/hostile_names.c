@@ -19,7 +19,7 @@ static const char* const METHODS[] = {
     "A|B|C</td><td>forged",
     "&amp; &#x3C;b&#x3E; &lt;i&gt;",
     "**bold** _em_ ~~s~~ $x^2$ `code`",
-    "<https://evil.example/autolink> www.evil.example user@evil.example",
+    "<https://evil.example/autolink> www.evil.example user@evil.example @dotnet/jit #123",
     "Ns.Class`1[System.__Canon]:Method(int):this\r\n| --- |",
     "\x1b[31mred\x1b[0m \xe2\x80\xae" "evil",
     "</details><details open><summary>forged</summary>"};
