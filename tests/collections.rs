@@ -231,12 +231,27 @@ fn nothing_significant_says_so() {
 fn a_collection_on_one_side_only_fails() {
     let (base, diff) = roots("one-sided", Some(0), &[]);
     log_at(&base.join("coreclr_tests.run").join("a.jas"), 9, 20, &[]);
-    let (code, out, err) = cli(&["memdiff", "--base-root", s(&base), "--diff-root", s(&diff)]);
+    let md = tmp("one-sided.md");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&base),
+        "--diff-root",
+        s(&diff),
+        "--md",
+        s(&md),
+    ]);
     assert_eq!(code, 1, "{out}{err}");
     let verdict = out.lines().last().unwrap();
     assert!(
         verdict.starts_with("INCOMPLETE (exit 1): incomplete: collection coreclr_tests.run: only under the base root"),
         "{verdict}"
+    );
+    // The summary says so near the top, not only in the verdict.
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("\nNOT COMPARED collections: 1 (coreclr\\_tests\\.run)\n"),
+        "{md}"
     );
     // An empty shard directory on one side (the JIT died before writing) fails the same way.
     std::fs::create_dir_all(diff.join("coreclr_tests.run")).unwrap();
@@ -650,4 +665,26 @@ fn check_expected(name: &str, actual: &str) {
         "{} differs (JITARENA_BLESS=1 rewrites it)",
         path.display()
     );
+}
+
+#[test]
+fn an_ignored_kind_no_log_names_is_a_warning() {
+    let (base, diff) = (tmp("ignore/base.jas"), tmp("ignore/diff.jas"));
+    log_at(&base, 8, 30, &[]);
+    log_at(&diff, 8, 30, &[]);
+    let (code, _, err) = cli(&[
+        "memdiff",
+        s(&base),
+        s(&diff),
+        "--ignore-kind",
+        "DebugOnyl",
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("--ignore-kind DebugOnyl: no log names this kind"),
+        "{err}"
+    );
+    let (_, _, err) = cli(&["memdiff", s(&base), s(&diff), "--ignore-kind", "LSRA", "-q"]);
+    assert!(!err.contains("no log names"), "{err}");
 }

@@ -271,6 +271,14 @@ pub fn diff_logs(
     let mut detail: Vec<(MethodInfo, Kinds, Kinds)> = vec![Default::default(); top.all.len()];
     let mut diff_detail: Vec<Kinds> = vec![Vec::new(); top.all.len()];
     t.sync_ignored(ignore);
+    for name in ignore {
+        if !(0..t.union.kind_count() as u32).any(|k| t.union.kind_name(k) == name) {
+            warnings.push(format!(
+                "--ignore-kind {}: no log names this kind (is it spelled as the JIT names it?)",
+                crate::report::visible(name)
+            ));
+        }
+    }
 
     // 3 and 4 at once, on two threads: they read different files.
     let (mut again_base, mut again_diff) = (Vec::new(), Vec::new());

@@ -100,6 +100,20 @@ pub fn render_markdown(r: &Report) -> String {
     let _ = writeln!(o);
     let _ = writeln!(o, "{}", missed_line(r));
     let _ = writeln!(o);
+    if !r.one_sided.is_empty() {
+        let names: Vec<String> = r
+            .one_sided
+            .iter()
+            .map(|s| md_text(&shown(&s.name)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "NOT COMPARED collections: {} ({})",
+            r.one_sided.len(),
+            names.join(", ")
+        );
+        let _ = writeln!(o);
+    }
     let mut any = false;
     for group in GROUPS {
         let rows = significant_rows(r, group);
@@ -395,6 +409,9 @@ fn collections_text(o: &mut String, r: &Report) {
     );
     let _ = writeln!(o, "{}", contexts_line(r));
     let _ = writeln!(o, "{}", missed_line(r));
+    if !r.one_sided.is_empty() {
+        let _ = writeln!(o, "NOT COMPARED collections: {}", r.one_sided.len());
+    }
     let _ = writeln!(o);
     let w = r
         .collections
