@@ -3,6 +3,8 @@
 //! are not.
 #![no_main]
 
+use std::path::Path;
+
 use jitarena::logtools::{dump, DumpFormat};
 use jitarena::report::stats;
 use libfuzzer_sys::fuzz_target;
@@ -15,6 +17,6 @@ fuzz_target!(|data: &[u8]| {
         let _ = stats::render_json(&s);
     }
     for format in [DumpFormat::Csv, DumpFormat::Jsonl] {
-        let _ = dump(&paths, format, &mut std::io::sink());
+        let _ = dump(&paths, format, &mut std::io::sink(), Path::new("<sink>"));
     }
 });
