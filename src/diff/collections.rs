@@ -66,7 +66,15 @@ pub struct CollectionDiff {
 impl CollectionDiff {
     /// Whether this collection fails the check, by growth or by coverage.
     pub fn failed(&self) -> bool {
-        self.diff.verdict.regression || !self.coverage_failures.is_empty()
+        self.status() != Status::Pass
+    }
+
+    /// How the check ended for this collection alone.
+    pub fn status(&self) -> Status {
+        Status::of(
+            !self.coverage_failures.is_empty(),
+            self.diff.verdict.regression,
+        )
     }
 }
 
@@ -84,6 +92,16 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status of a check whose coverage is `incomplete` and that found a `regression`.
+    pub fn of(incomplete: bool, regression: bool) -> Status {
+        match (incomplete, regression) {
+            (false, false) => Status::Pass,
+            (false, true) => Status::Fail,
+            (true, false) => Status::Incomplete,
+            (true, true) => Status::IncompleteAndFail,
+        }
+    }
+
     /// `PASS`, `FAIL`, `INCOMPLETE` or `INCOMPLETE, FAIL`.
     pub fn label(self) -> &'static str {
         match self {
@@ -533,12 +551,7 @@ fn outcome(collections: &[CollectionDiff], one_sided: &[OneSided], named: bool) 
             format!("regression in {}: {}", shown(&c.name), c.diff.verdict.rule)
         });
     }
-    let status = match (incomplete.is_empty(), regressions.is_empty()) {
-        (true, true) => Status::Pass,
-        (true, false) => Status::Fail,
-        (false, true) => Status::Incomplete,
-        (false, false) => Status::IncompleteAndFail,
-    };
+    let status = Status::of(!incomplete.is_empty(), !regressions.is_empty());
     let mut parts = Vec::new();
     if !incomplete.is_empty() {
         parts.push(format!("incomplete: {}", incomplete.join("; ")));

@@ -282,11 +282,10 @@ pub(crate) fn render_collection_markdown(
         );
     }
     let _ = writeln!(o);
-    let verdict = match (incomplete, d.verdict.regression) {
-        (false, true) => "**FAIL** (exit 1)",
-        (false, false) => "**PASS**",
-        (true, true) => "**INCOMPLETE, FAIL** (exit 1)",
-        (true, false) => "**INCOMPLETE** (exit 1)",
+    let status = crate::diff::Status::of(incomplete, d.verdict.regression);
+    let verdict = match status.exit_code() {
+        0 => format!("**{}**", status.label()),
+        code => format!("**{}** (exit {code})", status.label()),
     };
     let _ = writeln!(o, "{verdict}: {}", md_escape(&d.verdict.rule));
     let _ = writeln!(o);
@@ -689,12 +688,7 @@ pub fn render_report_json(r: &crate::diff::Report) -> String {
             format!(
                 "{{\"name\":{},\"status\":{},\"coverage_failures\":[{}],\"missing_in_diff\":[{}],\"missing_in_base\":[{}],\"truncated\":[{}],\n\"diff\":{}}}",
                 json_str(&c.name),
-                json_str(match (c.coverage_failures.is_empty(), c.diff.verdict.regression) {
-                    (true, false) => "PASS",
-                    (true, true) => "FAIL",
-                    (false, false) => "INCOMPLETE",
-                    (false, true) => "INCOMPLETE, FAIL",
-                }),
+                json_str(c.status().label()),
                 strings(&c.coverage_failures),
                 missing(&cov.missing_in_diff),
                 missing(&cov.missing_in_base),

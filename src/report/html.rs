@@ -49,12 +49,7 @@ pub fn render_report_html(r: &Report) -> String {
     };
     for c in &r.collections {
         let (g, cov) = (c.diff.overall(), &c.diff.coverage);
-        let verdict = match (c.coverage_failures.is_empty(), c.diff.verdict.regression) {
-            (true, false) => "pass",
-            (true, true) => "FAIL",
-            (false, false) => "INCOMPLETE",
-            (false, true) => "INCOMPLETE, FAIL",
-        };
+        let verdict = c.status().label();
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{verdict}</td></tr>",

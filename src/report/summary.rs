@@ -429,12 +429,7 @@ fn collections_text(o: &mut String, r: &Report) {
     for c in &r.collections {
         let g = c.diff.overall();
         let cov = &c.diff.coverage;
-        let verdict = match (c.coverage_failures.is_empty(), c.diff.verdict.regression) {
-            (true, false) => "pass",
-            (true, true) => "FAIL",
-            (false, false) => "INCOMPLETE",
-            (false, true) => "INCOMPLETE, FAIL",
-        };
+        let verdict = c.status().label();
         let _ = writeln!(
             o,
             "{:<w$} {:>12} {:>16} {:>16} {:>9}  {:>9} {:>9}  {verdict}",
