@@ -196,7 +196,9 @@ void jitarena_reset(jitarena* arena);
 /* ---- Allocation --------------------------------------------------------------------------- */
 
 /** Out-of-line part of jitarena_alloc(): new pages, large requests, limits, tracing. Call
- *  jitarena_alloc() instead. */
+ *  jitarena_alloc() instead. Like jitarena_alloc(), it takes a non-NULL arena pointer on trust:
+ *  it is not looked up among the live arenas (the other entry points do look it up), so that
+ *  no lock is taken on the allocation path. */
 void* jitarena_alloc_slow(jitarena* arena, size_t size, uint32_t kind);
 
 #if defined(__GNUC__) || defined(__clang__)

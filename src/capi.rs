@@ -47,6 +47,23 @@ pub(crate) unsafe fn arena_mut<'a>(arena: *mut jitarena) -> Result<&'a mut RawAr
     Ok(unsafe { &mut *raw })
 }
 
+/// The arena behind the pointer the inline path hands its slow path: NULL is refused, liveness
+/// is not looked up. The inline `jitarena_alloc` has already read the arena's cursor through
+/// this pointer before calling (a dead arena is undefined behaviour there, in the caller's
+/// code, before this call), so a lookup could not make a dead pointer safe; it would only add
+/// its lock and hash to every new page of every allocation-heavy method.
+///
+/// # Safety
+/// `arena` is NULL or a live arena that this thread alone uses for the call.
+unsafe fn arena_from_inline_path<'a>(arena: *mut jitarena) -> Result<&'a mut RawArena, Error> {
+    let raw = arena.cast::<RawArena>();
+    if raw.is_null() {
+        return Err(Error::new(ErrorCode::Null, "the arena pointer is NULL"));
+    }
+    // SAFETY: per the contract, `raw` is a live `RawArena` used by this thread alone.
+    Ok(unsafe { &mut *raw })
+}
+
 /// The arena behind a C pointer if it is non-null and listed as live.
 fn live(arena: *const jitarena) -> Result<*const RawArena, Error> {
     let raw = arena.cast::<RawArena>();
@@ -308,7 +325,8 @@ pub unsafe extern "C" fn jitarena_reset(arena: *mut jitarena) {
     })
 }
 
-/// The slow path of `jitarena_alloc`.
+/// The slow path of `jitarena_alloc`. Like the inline path, it takes the arena pointer on
+/// trust (NULL aside): it does not look the arena up among the live ones.
 ///
 /// # Safety
 /// `arena` is NULL or a live arena used by this thread only.
@@ -320,7 +338,7 @@ pub unsafe extern "C" fn jitarena_alloc_slow(
 ) -> *mut std::ffi::c_void {
     guard(ptr::null_mut(), || {
         // SAFETY: forwarded contract.
-        let raw = unsafe { arena_mut(arena)? };
+        let raw = unsafe { arena_from_inline_path(arena)? };
         // The closure reborrows `raw` for the call only; the arena is reached again through
         // `raw` itself afterwards, never through a pointer taken before that reborrow.
         match catch_unwind(AssertUnwindSafe(|| raw.alloc_slow(size, kind))) {

@@ -45,16 +45,16 @@ fn a_destroyed_arena_is_refused_without_reading_its_memory() {
         jitarena_destroy(arena);
     }
     // Every call below gets the dangling pointer: each must refuse it from the registry alone
-    // (under miri, any read through it is reported as a use after free).
+    // (under miri, any read through it is reported as a use after free). The allocation path
+    // (inline, and its slow path) takes the pointer on trust, as the header says.
     // SAFETY: the entry points accept any pointer value; none is dereferenced once refused.
     unsafe {
-        assert!(jitarena_alloc_slow(arena, 8, 0).is_null());
+        jitarena_reset(arena);
         assert!(
             last_error().contains("not a live arena"),
             "{}",
             last_error()
         );
-        jitarena_reset(arena);
         jitarena_set_phase(arena, 0);
         assert_eq!(jitarena_total_bytes(arena), 0);
         assert_eq!(jitarena_failure(arena), 0);
@@ -80,7 +80,7 @@ fn a_pointer_to_something_else_is_refused_without_reading_it() {
     let p = ptr::from_mut(&mut not_an_arena).cast::<jitarena>();
     // SAFETY: as above: the pointer is refused before any read.
     unsafe {
-        assert!(jitarena_alloc_slow(p, 8, 0).is_null());
+        jitarena_set_phase(p, 1);
         assert_eq!(jitarena_kind_count_configured(p), 0);
         jitarena_destroy(p);
     }
