@@ -5,11 +5,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde_json::json;
+
 use crate::error::{Error, ErrorCode};
 use crate::format::{self, io_error, Content};
 use crate::log::{LogReader, LogWriter, MethodCounts, MethodRecord};
 use crate::output::{check_not_input, OutputFile};
-use crate::report::json_str;
+
 use crate::union::SchemaUnion;
 
 /// Reads every record of every log, calling `f` on each; returns the readers' warnings.
@@ -169,38 +171,34 @@ pub fn dump(
                 )
             }
             _ => {
-                let kinds: Vec<String> = c
-                    .kinds
-                    .iter()
-                    .map(|&(s, b, n)| {
-                        let k = if s == invalid {
-                            crate::counters::INVALID_KIND_NAME
-                        } else {
-                            schema.kinds[s as usize].as_str()
-                        };
-                        format!("{}:{{\"bytes\":{b},\"count\":{n}}}", json_str(k))
-                    })
-                    .collect();
-                let phases: Vec<String> = c
-                    .phases
-                    .iter()
-                    .map(|&(s, b)| format!("{}:{b}", json_str(schema.phase_name(s as usize))))
-                    .collect();
-                format!(
-                    "{{\"context\":{},\"tier\":{},\"name\":{},\"bytes\":{},\"allocations\":{},\"used_bytes\":{},\"reserved_bytes\":{},\"pages\":{},\"largest_alloc\":{},\"limit_hit\":{},\"kinds\":{{{}}},\"phases\":{{{}}}}}",
-                    r.info.context,
-                    json_str(tier),
-                    json_str(name),
-                    c.total_bytes(),
-                    c.total_count(),
-                    c.used_bytes,
-                    c.reserved_bytes,
-                    c.page_count,
-                    c.largest_alloc,
-                    c.limit_hit,
-                    kinds.join(","),
-                    phases.join(",")
-                )
+                let mut kinds = serde_json::Map::new();
+                for &(s, b, n) in &c.kinds {
+                    let k = if s == invalid {
+                        crate::counters::INVALID_KIND_NAME
+                    } else {
+                        schema.kinds[s as usize].as_str()
+                    };
+                    kinds.insert(k.to_string(), json!({"bytes": b, "count": n}));
+                }
+                let mut phases = serde_json::Map::new();
+                for &(s, b) in &c.phases {
+                    phases.insert(schema.phase_name(s as usize).to_string(), json!(b));
+                }
+                let row = json!({
+                    "context": r.info.context,
+                    "tier": tier,
+                    "name": name,
+                    "bytes": c.total_bytes(),
+                    "allocations": c.total_count(),
+                    "used_bytes": c.used_bytes,
+                    "reserved_bytes": c.reserved_bytes,
+                    "pages": c.page_count,
+                    "largest_alloc": c.largest_alloc,
+                    "limit_hit": c.limit_hit,
+                    "kinds": kinds,
+                    "phases": phases,
+                });
+                serde_json::to_string(&row).unwrap_or_default()
             }
         };
         writeln!(out, "{line}").map_err(w)
