@@ -88,14 +88,6 @@ pub enum DumpFormat {
     Text,
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// Writes logs (or, in text format, traces) as rows to `out`, named `out_name` in messages.
 /// Returns the readers' warnings.
 pub fn dump(
@@ -126,15 +118,64 @@ pub fn dump(
     let mut counts = MethodCounts::default();
     let invalid = schema.kinds.len() as u32;
     if fmt == DumpFormat::Csv {
-        let mut header = String::from("context,tier,name,bytes,allocations,used_bytes,reserved_bytes,pages,largest_alloc,limit_hit");
-        for k in &schema.kinds {
-            header.push_str(&format!(",{}", csv_field(&format!("bytes:{k}"))));
-        }
-        header.push_str(&format!(",bytes:{}", crate::counters::INVALID_KIND_NAME));
-        for p in &schema.phases {
-            header.push_str(&format!(",{}", csv_field(&format!("phase:{p}"))));
-        }
-        writeln!(out, "{header}").map_err(w)?;
+        let csv_err = |e: ::csv::Error| {
+            let text = e.to_string();
+            match e.into_kind() {
+                ::csv::ErrorKind::Io(e) => w(e),
+                _ => Error::new(ErrorCode::Io, format!("{}: {text}", out_name.display())),
+            }
+        };
+        // The `csv` crate quotes a cell only when it has to (a comma, quote or line break).
+        let mut csv = ::csv::WriterBuilder::new()
+            .flexible(false)
+            .from_writer(&mut *out);
+        let mut header: Vec<String> = [
+            "context",
+            "tier",
+            "name",
+            "bytes",
+            "allocations",
+            "used_bytes",
+            "reserved_bytes",
+            "pages",
+            "largest_alloc",
+            "limit_hit",
+        ]
+        .map(String::from)
+        .to_vec();
+        header.extend(schema.kinds.iter().map(|k| format!("bytes:{k}")));
+        header.push(format!("bytes:{}", crate::counters::INVALID_KIND_NAME));
+        header.extend(schema.phases.iter().map(|p| format!("phase:{p}")));
+        csv.write_record(&header).map_err(csv_err)?;
+        let warnings = for_each_record(paths, |r| {
+            union.remap(&r.schema, &r.counts, &mut counts);
+            union.seal(&mut counts);
+            let c = &counts;
+            let mut kinds = vec![0u64; schema.kinds.len() + 1];
+            c.kinds.iter().for_each(|&(s, b, _)| kinds[s as usize] += b);
+            let mut phases = vec![0u64; schema.phases.len()];
+            for &(slot, bytes) in &c.phases {
+                if let Some(cell) = phases.get_mut(slot as usize) {
+                    *cell += bytes;
+                }
+            }
+            let mut row = vec![
+                r.info.context.to_string(),
+                r.info.tier.clone().unwrap_or_default(),
+                r.info.name.clone().unwrap_or_default(),
+                c.total_bytes().to_string(),
+                c.total_count().to_string(),
+                c.used_bytes.to_string(),
+                c.reserved_bytes.to_string(),
+                c.page_count.to_string(),
+                c.largest_alloc.to_string(),
+                u8::from(c.limit_hit).to_string(),
+            ];
+            row.extend(kinds.iter().chain(&phases).map(u64::to_string));
+            csv.write_record(&row).map_err(csv_err)
+        })?;
+        csv.flush().map_err(w)?;
+        return Ok(warnings);
     }
     for_each_record(paths, |r| {
         union.remap(&r.schema, &r.counts, &mut counts);
@@ -144,62 +185,35 @@ pub fn dump(
             r.info.name.as_deref().unwrap_or(""),
             r.info.tier.as_deref().unwrap_or(""),
         );
-        let line = match fmt {
-            DumpFormat::Csv => {
-                let mut kinds = vec![0u64; schema.kinds.len() + 1];
-                c.kinds.iter().for_each(|&(s, b, _)| kinds[s as usize] += b);
-                let mut phases = vec![0u64; schema.phases.len()];
-                for &(slot, bytes) in &c.phases {
-                    if let Some(cell) = phases.get_mut(slot as usize) {
-                        *cell += bytes;
-                    }
-                }
-                let cells: Vec<String> = kinds.iter().chain(&phases).map(u64::to_string).collect();
-                format!(
-                    "{},{},{},{},{},{},{},{},{},{},{}",
-                    r.info.context,
-                    csv_field(tier),
-                    csv_field(name),
-                    c.total_bytes(),
-                    c.total_count(),
-                    c.used_bytes,
-                    c.reserved_bytes,
-                    c.page_count,
-                    c.largest_alloc,
-                    u8::from(c.limit_hit),
-                    cells.join(",")
-                )
+        let line = {
+            let mut kinds = serde_json::Map::new();
+            for &(s, b, n) in &c.kinds {
+                let k = if s == invalid {
+                    crate::counters::INVALID_KIND_NAME
+                } else {
+                    schema.kinds[s as usize].as_str()
+                };
+                kinds.insert(k.to_string(), json!({"bytes": b, "count": n}));
             }
-            _ => {
-                let mut kinds = serde_json::Map::new();
-                for &(s, b, n) in &c.kinds {
-                    let k = if s == invalid {
-                        crate::counters::INVALID_KIND_NAME
-                    } else {
-                        schema.kinds[s as usize].as_str()
-                    };
-                    kinds.insert(k.to_string(), json!({"bytes": b, "count": n}));
-                }
-                let mut phases = serde_json::Map::new();
-                for &(s, b) in &c.phases {
-                    phases.insert(schema.phase_name(s as usize).to_string(), json!(b));
-                }
-                let row = json!({
-                    "context": r.info.context,
-                    "tier": tier,
-                    "name": name,
-                    "bytes": c.total_bytes(),
-                    "allocations": c.total_count(),
-                    "used_bytes": c.used_bytes,
-                    "reserved_bytes": c.reserved_bytes,
-                    "pages": c.page_count,
-                    "largest_alloc": c.largest_alloc,
-                    "limit_hit": c.limit_hit,
-                    "kinds": kinds,
-                    "phases": phases,
-                });
-                serde_json::to_string(&row).unwrap_or_default()
+            let mut phases = serde_json::Map::new();
+            for &(s, b) in &c.phases {
+                phases.insert(schema.phase_name(s as usize).to_string(), json!(b));
             }
+            let row = json!({
+                "context": r.info.context,
+                "tier": tier,
+                "name": name,
+                "bytes": c.total_bytes(),
+                "allocations": c.total_count(),
+                "used_bytes": c.used_bytes,
+                "reserved_bytes": c.reserved_bytes,
+                "pages": c.page_count,
+                "largest_alloc": c.largest_alloc,
+                "limit_hit": c.limit_hit,
+                "kinds": kinds,
+                "phases": phases,
+            });
+            serde_json::to_string(&row).unwrap_or_default()
         };
         writeln!(out, "{line}").map_err(w)
     })
