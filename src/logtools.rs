@@ -11,19 +11,32 @@ use crate::error::{Error, ErrorCode};
 use crate::format::{self, io_error, Content};
 use crate::log::{LogReader, LogWriter, MethodCounts, MethodRecord};
 use crate::output::{check_not_input, OutputFile};
+use crate::progress::Progress;
 
 use crate::union::SchemaUnion;
 
 /// Reads every record of every log, calling `f` on each; returns the readers' warnings.
 pub fn for_each_record(
     paths: &[PathBuf],
+    f: impl FnMut(&MethodRecord) -> Result<(), Error>,
+) -> Result<Vec<String>, Error> {
+    each_record(paths, &Progress::hidden(), "", f)
+}
+
+/// [`for_each_record`], counting records on `progress` with the stage `pass` and the file.
+fn each_record(
+    paths: &[PathBuf],
+    progress: &Progress,
+    pass: &str,
     mut f: impl FnMut(&MethodRecord) -> Result<(), Error>,
 ) -> Result<Vec<String>, Error> {
     let mut warnings = Vec::new();
-    for path in paths {
+    for (i, path) in paths.iter().enumerate() {
+        progress.set_stage(format!("{pass}file {}/{}", i + 1, paths.len()));
         let mut reader = LogReader::open(path)?;
         while let Some(r) = reader.next_record()? {
             f(&r)?;
+            progress.add(1);
         }
         warnings.extend(reader.warnings().iter().cloned());
     }
@@ -32,8 +45,12 @@ pub fn for_each_record(
 
 /// The union of the schemas of these logs (a first pass over them).
 pub fn union_of(paths: &[PathBuf]) -> Result<SchemaUnion, Error> {
+    union_shown(paths, &Progress::hidden())
+}
+
+fn union_shown(paths: &[PathBuf], progress: &Progress) -> Result<SchemaUnion, Error> {
     let mut union = SchemaUnion::default();
-    for_each_record(paths, |r| {
+    each_record(paths, progress, "schemas (pass 1/2), ", |r| {
         union.add(&r.schema);
         Ok(())
     })?;
@@ -44,17 +61,22 @@ pub fn union_of(paths: &[PathBuf]) -> Result<SchemaUnion, Error> {
 /// number of records and the readers' warnings. `out` may not be one of the logs (callers that
 /// list directories also check it against them: [`check_not_input`]); it is written under a
 /// temporary name and renamed into place when complete, so a failed merge leaves any earlier
-/// file as it was.
-pub fn merge(paths: &[PathBuf], out: &Path) -> Result<(u64, Vec<String>), Error> {
+/// file as it was. Progress is counted on `progress` (both passes: the schemas, then the
+/// records).
+pub fn merge(
+    paths: &[PathBuf],
+    out: &Path,
+    progress: &Progress,
+) -> Result<(u64, Vec<String>), Error> {
     check_not_input(out, paths)?;
-    let union = union_of(paths)?;
+    let union = union_shown(paths, progress)?;
     let schema = Arc::new(union.schema()?);
     let file = OutputFile::create(out)?;
     let io = |e: std::io::Error| io_error(out, "write", &e);
     let mut writer = LogWriter::new(std::io::BufWriter::new(file.file())).map_err(io)?;
     let mut counts = MethodCounts::default();
     let mut n = 0;
-    let warnings = for_each_record(paths, |r| {
+    let warnings = each_record(paths, progress, "records (pass 2/2), ", |r| {
         union.remap(&r.schema, &r.counts, &mut counts);
         union.seal(&mut counts);
         n += 1;
@@ -74,6 +96,7 @@ pub fn merge(paths: &[PathBuf], out: &Path) -> Result<(u64, Vec<String>), Error>
         .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
         .map_err(io)?;
     file.commit()?;
+    progress.finish();
     Ok((n, warnings))
 }
 
