@@ -34,9 +34,15 @@ impl Progress {
             return Progress::hidden();
         }
         let style = ProgressStyle::with_template(
-            "{spinner} {prefix}: {msg} {human_pos} methods ({per_sec}), {elapsed}",
+            "{spinner} {prefix}: {msg} {human_pos} methods ({rate}/s), {elapsed}",
         )
-        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+        .with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{}", indicatif::HumanCount(state.per_sec() as u64));
+            },
+        );
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(5))
             .with_style(style)
             .with_prefix(what.to_string())
