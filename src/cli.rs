@@ -166,7 +166,7 @@ struct MemdiffArgs {
     /// Write the self-contained HTML page here.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
-    /// Do not print the console report.
+    /// Do not print the console report, nor a progress line.
     #[arg(long, short)]
     quiet: bool,
     /// Compare the base and diff byte columns of a per-method CSV instead of logs.

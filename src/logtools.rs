@@ -216,11 +216,24 @@ pub fn dump(
                 } else {
                     schema.kinds[s as usize].as_str()
                 };
-                kinds.insert(k.to_string(), json!({"bytes": b, "count": n}));
+                // A kind named like the invalid-kind slot shares its entry: sums, not a
+                // duplicate key.
+                let (b0, n0) = kinds.get(k).map_or((0, 0), |v| {
+                    (
+                        v["bytes"].as_u64().unwrap_or(0),
+                        v["count"].as_u64().unwrap_or(0),
+                    )
+                });
+                kinds.insert(
+                    k.to_string(),
+                    json!({"bytes": b0.saturating_add(b), "count": n0.saturating_add(n)}),
+                );
             }
             let mut phases = serde_json::Map::new();
             for &(s, b) in &c.phases {
-                phases.insert(schema.phase_name(s as usize).to_string(), json!(b));
+                let name = schema.phase_name(s as usize);
+                let b0 = phases.get(name).and_then(serde_json::Value::as_u64);
+                phases.insert(name.to_string(), json!(b0.unwrap_or(0).saturating_add(b)));
             }
             let row = json!({
                 "context": r.info.context,
