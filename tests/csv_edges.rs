@@ -168,3 +168,66 @@ fn an_unreadable_file_is_an_error_naming_file_and_line() {
         "{err}"
     );
 }
+
+/// `dump --format csv` writes names with commas, quotes and newlines (and kinds and phases
+/// named with commas and quotes) as cells a CSV reader gives back exactly.
+#[test]
+fn dump_csv_reads_back_exactly() {
+    use jitarena::log::LogWriter;
+    use jitarena::{MethodCounts, Schema};
+    use std::sync::Arc;
+    let schema = Arc::new(
+        Schema::new(
+            vec!["plain".into(), "a,\"kind\"".into()],
+            vec!["p,\"1\"".into()],
+        )
+        .unwrap(),
+    );
+    let names = ["Ns.C`1[A,B]:M()", "say \"hi\"", "two\r\nlines", ""];
+    let log = tmp("hostile.jas");
+    let mut w = LogWriter::new(std::fs::File::create(&log).unwrap()).unwrap();
+    for (i, name) in names.iter().enumerate() {
+        let counts = MethodCounts {
+            kinds: vec![(0, 10 + i as u64, 1), (1, 100 + i as u64, 2)],
+            phases: vec![(0, 110 + 2 * i as u64)],
+            ..MethodCounts::default()
+        };
+        let name = Some(*name).filter(|n| !n.is_empty());
+        w.write(&schema, name, i as i64, Some("Tier,0"), &counts)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jitarena"))
+        .args(["dump", "--format", "csv", log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut reader = csv::Reader::from_reader(out.stdout.as_slice());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header[2], "name");
+    assert_eq!(
+        header[10..],
+        [
+            "bytes:plain",
+            "bytes:a,\"kind\"",
+            "bytes:(invalid kind)",
+            "phase:p,\"1\""
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), names.len());
+    for (i, (row, name)) in rows.iter().zip(names).enumerate() {
+        let i = i as u64;
+        assert_eq!(&row[0], i.to_string());
+        assert_eq!(&row[1], "Tier,0");
+        assert_eq!(&row[2], name);
+        assert_eq!(&row[3], (110 + 2 * i).to_string());
+        assert_eq!(&row[10], (10 + i).to_string());
+        assert_eq!(&row[11], (100 + i).to_string());
+        assert_eq!(&row[13], (110 + 2 * i).to_string());
+    }
+}
