@@ -166,7 +166,7 @@ struct MemdiffArgs {
     /// Write the self-contained HTML page here.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
-    /// Do not print the console report.
+    /// Do not print the console report, nor a progress line.
     #[arg(long, short)]
     quiet: bool,
     /// Compare the base and diff byte columns of a per-method CSV instead of logs.
@@ -287,7 +287,8 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Merge { output, logs } => {
             check_not_input(&output, &logs)?;
             let files = stats::expand_inputs(&logs)?;
-            let (n, warnings) = logtools::merge(&files, &output)?;
+            let progress = crate::progress::Progress::new(true, "merge");
+            let (n, warnings) = logtools::merge(&files, &output, &progress)?;
             warn_all(&warnings);
             eprintln!(
                 "merged {} methods from {} logs into {}",
@@ -453,6 +454,7 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
             method_fail_above: a.method_fail_above.and_then(|l| l.0),
             method_min_bytes: a.method_min_bytes,
         },
+        progress: crate::progress::Progress::new(!a.quiet, "memdiff"),
     };
     let rules = CoverageRules {
         max_missed: a.max_missed,

@@ -3,10 +3,9 @@
 //! arena's counters for that method to a stats log, as a JIT calling `jitarena_method_done`
 //! would.
 
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use crate::arena::raw::{ArenaSetup, Pager, RawArena};
 use crate::counters::Schema;
@@ -14,6 +13,7 @@ use crate::error::Error;
 use crate::format::io_error;
 use crate::log::{LogWriter, MethodCounts};
 use crate::output::{check_not_input, OutputFile};
+pub use crate::progress::Progress;
 use crate::sys::{jitarena, jitarena_event, JITARENA_DEFAULT_PAGE_SIZE};
 use crate::trace;
 
@@ -133,7 +133,7 @@ pub fn replay(
         None => None,
     };
     let mut summary = ReplaySummary::default();
-    let mut progress = Progress::new(options.progress, traces);
+    let progress = Progress::new(options.progress, "replay");
     {
         let mut log = match &file {
             Some(file) => {
@@ -144,13 +144,14 @@ pub fn replay(
             }
             None => None,
         };
-        for path in traces {
+        for (i, path) in traces.iter().enumerate() {
+            progress.set_stage(format!("file {}/{}", i + 1, traces.len()));
             let mut reader = trace::open(path)?;
             replay_one(
                 &mut reader,
                 options,
                 &mut summary,
-                &mut progress,
+                &progress,
                 |schema, info, counts| match &mut log {
                     Some((path, w)) => w
                         .write(
@@ -165,7 +166,6 @@ pub fn replay(
                 },
             )?;
             summary.warnings.extend(reader.warnings());
-            progress.file_done();
         }
         if let Some((path, w)) = log {
             w.finish()
@@ -176,7 +176,7 @@ pub fn replay(
     if let Some(file) = file {
         file.commit()?;
     }
-    progress.finish(&summary);
+    progress.finish();
     Ok(summary)
 }
 
@@ -185,7 +185,7 @@ pub fn replay_one(
     reader: &mut trace::TraceReader,
     options: &ReplayOptions,
     summary: &mut ReplaySummary,
-    progress: &mut Progress,
+    progress: &Progress,
     mut sink: impl FnMut(&Arc<Schema>, &crate::log::MethodInfo, &MethodCounts) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let mut replayer = Replayer::new(options.clone());
@@ -199,7 +199,7 @@ pub fn replay_one(
             .iter()
             .filter(|e| e.op == crate::sys::JITARENA_EVENT_ALLOC)
             .count() as u64;
-        progress.tick(summary.methods);
+        progress.add(1);
     }
     Ok(())
 }
@@ -266,55 +266,5 @@ impl Replayer {
     /// The counters of the method replayed last.
     pub fn counts(&self) -> &MethodCounts {
         &self.counts
-    }
-}
-
-/// A one-line progress report on standard error, when it is a terminal.
-pub struct Progress {
-    enabled: bool,
-    files: usize,
-    done_files: usize,
-    last: Instant,
-    start: Instant,
-}
-
-impl Progress {
-    /// Progress over these files (silent unless `enabled` and standard error is a terminal).
-    pub fn new(enabled: bool, files: &[PathBuf]) -> Progress {
-        Progress {
-            enabled: enabled && std::io::stderr().is_terminal(),
-            files: files.len(),
-            done_files: 0,
-            last: Instant::now(),
-            start: Instant::now(),
-        }
-    }
-
-    fn tick(&mut self, methods: u64) {
-        if self.enabled && self.last.elapsed() > Duration::from_millis(200) {
-            self.last = Instant::now();
-            let rate = methods as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
-            eprint!(
-                "\rreplay: file {}/{}, {methods} methods ({rate:.0}/s)   ",
-                self.done_files + 1,
-                self.files
-            );
-            let _ = std::io::stderr().flush();
-        }
-    }
-
-    fn file_done(&mut self) {
-        self.done_files += 1;
-    }
-
-    fn finish(&self, summary: &ReplaySummary) {
-        if self.enabled {
-            eprintln!(
-                "\rreplay: {} methods in {:.1} s{:30}",
-                summary.methods,
-                self.start.elapsed().as_secs_f64(),
-                ""
-            );
-        }
     }
 }

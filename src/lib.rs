@@ -27,6 +27,7 @@ pub mod log;
 pub mod logtools;
 pub mod method;
 pub mod output;
+pub mod progress;
 pub mod report;
 mod scan;
 pub mod trace;

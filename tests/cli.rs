@@ -79,9 +79,41 @@ fn gen_replay_stats_is_the_whole_flow() {
     }
     let json = ok(&["stats", "--json", s(&log)]);
     assert!(
-        json.starts_with("{\"version\":1,\"files\":1,\"methods\":120,"),
+        json.starts_with("{\"schema_version\":1,\"version\":1,\"files\":1,\"methods\":120,"),
         "{json}"
     );
+    // It parses, as one line, and carries its schema version and the documented keys in order.
+    assert_eq!(json.lines().count(), 1, "{json}");
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    let keys: Vec<&str> = doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "schema_version",
+            "version",
+            "files",
+            "methods",
+            "allocations",
+            "bytes",
+            "used_bytes",
+            "reserved_bytes",
+            "pages",
+            "largest_alloc",
+            "limit_hits",
+            "method_bytes",
+            "tiers",
+            "kinds",
+            "phases",
+            "largest_methods"
+        ]
+    );
+    assert_eq!(doc["methods"], 120);
     // The table's total equals the sum of the dump's rows.
     let csv = ok(&["dump", s(&log), "--format", "csv"]);
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -106,6 +138,38 @@ fn gen_replay_stats_is_the_whole_flow() {
     assert!(jsonl
         .lines()
         .all(|l| l.starts_with("{\"context\":") && l.ends_with('}')));
+    // Every line parses, with the documented keys in order.
+    for line in jsonl.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let keys: Vec<&str> = row
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "context",
+                "tier",
+                "name",
+                "bytes",
+                "allocations",
+                "used_bytes",
+                "reserved_bytes",
+                "pages",
+                "largest_alloc",
+                "limit_hit",
+                "kinds",
+                "phases"
+            ]
+        );
+        assert!(row["kinds"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|k| k["bytes"].is_u64()));
+    }
 }
 
 #[test]

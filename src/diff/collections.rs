@@ -302,7 +302,14 @@ pub fn diff_collections(
     rules: &CoverageRules,
 ) -> Result<Report, Error> {
     let mut diffs = Vec::new();
-    for c in collections {
+    for (i, c) in collections.iter().enumerate() {
+        if collections.len() > 1 {
+            let name = crate::report::shown(&c.name);
+            let n = collections.len();
+            options
+                .progress
+                .set_prefix(format!("memdiff {name} ({}/{n})", i + 1));
+        }
         let empty: Vec<&str> = [("base", &c.base), ("diff", &c.diff)]
             .into_iter()
             .filter(|(_, paths)| !holds_logs(paths))
@@ -327,6 +334,7 @@ pub fn diff_collections(
         }
         diffs.push((c.name.clone(), diff_logs(&c.base, &c.diff, options)?));
     }
+    options.progress.finish();
     one_sided.sort_by(|a, b| a.name.cmp(&b.name));
     let report = Report::new(diffs, one_sided, options, rules);
     report.check_sums()?;

@@ -17,28 +17,58 @@ pub fn diff_csv(
     diff_col: &str,
     options: &DiffOptions,
 ) -> Result<MemDiff, Error> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| crate::format::io_error(path, "read", &e))?;
-    let bad = |line: usize, what: String| {
+    let text = std::fs::read(path).map_err(|e| crate::format::io_error(path, "read", &e))?;
+    let bad = |line: u64, what: String| {
         Error::new(ErrorCode::Io, format!("{}:{line}: {what}", path.display()))
     };
-    let mut rows = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, header) = rows
-        .next()
-        .ok_or_else(|| bad(1, "the file is empty: expected a CSV header".into()))?;
-    let header = split_csv(header);
+    // The `csv` crate: RFC 4180 quoting (a quoted cell may hold commas, quotes and newlines),
+    // a UTF-8 byte order mark skipped, rows of any length, cells trimmed.
+    let mut reader = ::csv::ReaderBuilder::new()
+        .flexible(true)
+        .trim(::csv::Trim::All)
+        .from_reader(text.as_slice());
+    // The line a row starts on. The `csv` crate's position of a row is where its reader stood
+    // before the blank lines it skips, so its line number can be short of the row's: count the
+    // newlines up to the row's first byte instead. Offsets only grow: count from the last one.
+    let seen = std::cell::Cell::new((0usize, 1u64));
+    let line_at = |byte: u64| {
+        let mut byte = (byte as usize).min(text.len());
+        while matches!(text.get(byte), Some(b'\n' | b'\r')) {
+            byte += 1;
+        }
+        let (mut from, mut line) = seen.get();
+        if byte < from {
+            (from, line) = (0, 1);
+        }
+        line += text[from..byte].iter().filter(|&&c| c == b'\n').count() as u64;
+        seen.set((byte, line));
+        line
+    };
+    let csv_error = |e: ::csv::Error| {
+        let line = e.position().map_or(1, |p| line_at(p.byte()));
+        match e.kind() {
+            ::csv::ErrorKind::Io(io) => crate::format::io_error(path, "read", io),
+            ::csv::ErrorKind::Utf8 { .. } => bad(line, "not UTF-8 text".into()),
+            _ => bad(line, format!("not readable as CSV: {e}")),
+        }
+    };
+    let header = reader.headers().map_err(&csv_error)?.clone();
+    if header.iter().all(str::is_empty) {
+        return Err(bad(1, "the file is empty: expected a CSV header".into()));
+    }
+    let header_line = header.position().map_or(1, |p| line_at(p.byte()));
     let col = |names: &[&str]| {
         names
             .iter()
-            .find_map(|n| header.iter().position(|h| h.trim().eq_ignore_ascii_case(n)))
+            .find_map(|n| header.iter().position(|h| h.eq_ignore_ascii_case(n)))
     };
     let missing = |name: &str| {
         bad(
-            1,
-            format!("no column {name:?} (columns: {})", header.join(", ")),
+            header_line,
+            format!(
+                "no column {name:?} (columns: {})",
+                header.iter().collect::<Vec<_>>().join(", ")
+            ),
         )
     };
     let b = col(&[base_col]).ok_or_else(|| missing(base_col))?;
@@ -51,9 +81,14 @@ pub fn diff_csv(
     t.coverage.diff_files = 1;
     let mut infos = Vec::new();
     let (mut matched_base, mut matched_diff) = (0u64, 0u64);
-    for (n, line) in rows {
-        let cells = split_csv(line);
-        let cell = |c: usize| cells.get(c).map(|s| s.trim()).unwrap_or("");
+    let mut row = ::csv::StringRecord::new();
+    while reader.read_record(&mut row).map_err(&csv_error)? {
+        if row.iter().all(str::is_empty) {
+            continue;
+        }
+        // The line the row starts on (a quoted newline makes a row span lines).
+        let n = row.position().map_or(0, |p| line_at(p.byte()));
+        let cell = |c: usize| row.get(c).unwrap_or("");
         let number = |c: usize, what: &str| -> Result<Option<u64>, Error> {
             let v = cell(c).replace([',', '_'], "");
             if v.is_empty() {
@@ -61,7 +96,7 @@ pub fn diff_csv(
             }
             parse_bytes(&v).map(Some).ok_or_else(|| {
                 bad(
-                    n + 1,
+                    n,
                     format!(
                         "the {what} column holds {:?}, not a number of bytes from 0 to {}",
                         cell(c),
@@ -73,7 +108,7 @@ pub fn diff_csv(
         let sum = |total: &mut u64, v: u64, what: &str| {
             *total = total.checked_add(v).ok_or_else(|| {
                 bad(
-                    n + 1,
+                    n,
                     format!(
                         "the {what} add up to more than {} (2^64 - 1) bytes: not a real total",
                         u64::MAX
@@ -155,29 +190,4 @@ fn parse_bytes(v: &str) -> Option<u64> {
         .map(f64::round)
         .filter(|x| x.is_finite() && *x >= 0.0 && *x < TWO_TO_64)
         .map(|x| x as u64)
-}
-
-/// Splits one CSV line (RFC 4180 quoting).
-fn split_csv(line: &str) -> Vec<String> {
-    let mut cells = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                if let Some(s) = cells.last_mut() {
-                    s.push('"');
-                }
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => cells.push(String::new()),
-            (c, _) => {
-                if let Some(s) = cells.last_mut() {
-                    s.push(c);
-                }
-            }
-        }
-    }
-    cells
 }

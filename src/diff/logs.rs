@@ -96,6 +96,7 @@ fn stream_decoded(
     files: &[PathBuf],
     warnings: &mut Vec<String>,
     cut: &mut Vec<String>,
+    progress: &crate::progress::Progress,
     mut f: impl FnMut(&MethodRecord),
 ) -> Result<(), Error> {
     const BATCH: usize = 512;
@@ -161,6 +162,7 @@ fn stream_decoded(
             match message {
                 Ok((batch, n)) => {
                     batch[..n].iter().for_each(&mut f);
+                    progress.add(n as u64);
                     let _ = empty_tx.send(batch);
                 }
                 Err(e) => {
@@ -205,7 +207,9 @@ pub fn diff_logs(
     let top_n = options.top;
 
     // 1. Base.
-    stream_decoded(&base_files, &mut warnings, &mut cut, |r| {
+    let progress = &options.progress;
+    progress.set_stage("base side");
+    stream_decoded(&base_files, &mut warnings, &mut cut, progress, |r| {
         t.union.add(&r.schema);
         t.union.remap(&r.schema, &r.counts, &mut counts);
         let totals = t.without_ignored(&mut counts, ignore);
@@ -225,7 +229,8 @@ pub fn diff_logs(
 
     // 2. Diff.
     let mut ordinal = 0u32;
-    stream_decoded(&diff_files, &mut warnings, &mut cut, |r| {
+    progress.set_stage("diff side");
+    stream_decoded(&diff_files, &mut warnings, &mut cut, progress, |r| {
         t.union.add(&r.schema);
         t.union.remap(&r.schema, &r.counts, &mut counts);
         let totals = t.without_ignored(&mut counts, ignore);
@@ -294,6 +299,7 @@ pub fn diff_logs(
         ..
     } = &mut t;
     let (union, ignored) = (&*union, &*ignored);
+    progress.set_stage("both sides again, for the listed methods");
     let (pass3, pass4) = std::thread::scope(|scope| {
         let pass4 = scope.spawn(|| {
             let mut counts = MethodCounts::default();

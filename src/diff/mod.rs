@@ -35,6 +35,8 @@ pub struct DiffOptions {
     pub min_delta_bytes: u64,
     /// The gate.
     pub thresholds: Thresholds,
+    /// Where the reading of the logs is counted (by collection and side); hidden by default.
+    pub progress: crate::progress::Progress,
 }
 
 impl Default for DiffOptions {
@@ -45,6 +47,7 @@ impl Default for DiffOptions {
             min_method_bytes: 10_000,
             min_delta_bytes: 4_096,
             thresholds: Thresholds::default(),
+            progress: crate::progress::Progress::hidden(),
         }
     }
 }

@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::{json_f64, json_str, shown, signed_thousands, thousands};
+use serde_json::{json, Value};
+
+use super::{json_f64, shown, signed_thousands, thousands};
 use crate::diff::{pct_change, Delta, Group, MemDiff, MethodDelta, Quantiles, CHANGE_BUCKETS};
 
 /// `+1.23%`, `-0.50%`, `0.00%`, or `new` when the base is 0 and the diff is not.
@@ -512,228 +514,200 @@ pub(crate) fn md_escape(s: &str) -> String {
     super::md_text(s)
 }
 
-/// The JSON document (schema in `docs/formats.md`).
+/// The JSON document (schema in `docs/formats.md`), one line, ending in a newline.
 pub fn render_json(d: &MemDiff) -> String {
-    let totals = |t: &crate::diff::Totals| {
-        format!(
-            "{{\"bytes\":{},\"allocations\":{},\"used_bytes\":{},\"reserved_bytes\":{}}}",
-            t.bytes, t.allocations, t.used, t.reserved
-        )
-    };
-    let pct = |b: u64, df: u64| pct_change(b, df).map_or("null".to_string(), json_f64);
-    let deltas = |rows: &[Delta]| {
+    let mut out = serde_json::to_string(&json_value(d)).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+fn totals_json(t: &crate::diff::Totals) -> Value {
+    json!({
+        "bytes": t.bytes,
+        "allocations": t.allocations,
+        "used_bytes": t.used,
+        "reserved_bytes": t.reserved,
+    })
+}
+
+fn pct_json(base: u64, diff: u64) -> Value {
+    pct_change(base, diff).map_or(Value::Null, json_f64)
+}
+
+/// The version-1 JSON object of one diff (schema in `docs/formats.md`), keys in the
+/// documented order.
+pub fn json_value(d: &MemDiff) -> Value {
+    let deltas = |rows: &[Delta]| -> Vec<Value> {
         rows.iter()
             .map(|r| {
-                format!(
-                    "{{\"name\":{},\"base\":{},\"diff\":{},\"delta\":{},\"pct\":{}}}",
-                    json_str(&r.name),
-                    r.base,
-                    r.diff,
-                    r.delta(),
-                    pct(r.base, r.diff)
-                )
+                json!({
+                    "name": r.name,
+                    "base": r.base,
+                    "diff": r.diff,
+                    "delta": r.delta(),
+                    "pct": pct_json(r.base, r.diff),
+                })
             })
-            .collect::<Vec<_>>()
-            .join(",")
+            .collect()
     };
-    let opt = |s: &Option<String>| s.as_deref().map_or("null".to_string(), json_str);
-    let methods = |list: &[MethodDelta]| {
+    let methods = |list: &[MethodDelta]| -> Vec<Value> {
         list.iter()
             .map(|m| {
-                let (kind, kind_delta) = m.top_kind.as_ref().map_or(("null".to_string(), "null".to_string()), |(k, v)| (json_str(k), v.to_string()));
-                format!(
-                    "{{\"context\":{},\"name\":{},\"tier\":{},\"base\":{},\"diff\":{},\"delta\":{},\"pct\":{},\"top_kind\":{kind},\"top_kind_delta\":{kind_delta}}}",
-                    m.context,
-                    opt(&m.name),
-                    opt(&m.tier),
-                    m.base,
-                    m.diff,
-                    i128::from(m.diff) - i128::from(m.base),
-                    pct(m.base, m.diff)
-                )
+                let (kind, kind_delta) = match &m.top_kind {
+                    Some((k, v)) => (json!(k), json!(v)),
+                    None => (Value::Null, Value::Null),
+                };
+                json!({
+                    "context": m.context,
+                    "name": m.name,
+                    "tier": m.tier,
+                    "base": m.base,
+                    "diff": m.diff,
+                    "delta": i128::from(m.diff) - i128::from(m.base),
+                    "pct": pct_json(m.base, m.diff),
+                    "top_kind": kind,
+                    "top_kind_delta": kind_delta,
+                })
             })
-            .collect::<Vec<_>>()
-            .join(",")
+            .collect()
     };
-    let q = |q: &Quantiles| {
-        format!(
-            "{{\"p50\":{},\"p90\":{},\"p99\":{},\"max\":{}}}",
-            q.p50, q.p90, q.p99, q.max
-        )
-    };
-    let groups = d
+    let q = |q: &Quantiles| json!({"p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max});
+    let groups: Vec<Value> = d
         .groups
         .iter()
         .map(|g| {
-            format!(
-                "{{\"name\":{},\"methods\":{},\"base\":{},\"diff\":{},\"pct\":{}}}",
-                json_str(&g.name),
-                g.methods,
-                totals(&g.base),
-                totals(&g.diff),
-                pct(g.base.bytes, g.diff.bytes)
-            )
+            json!({
+                "name": g.name,
+                "methods": g.methods,
+                "base": totals_json(&g.base),
+                "diff": totals_json(&g.diff),
+                "pct": pct_json(g.base.bytes, g.diff.bytes),
+            })
         })
-        .collect::<Vec<_>>()
-        .join(",");
+        .collect();
     let c = &d.coverage;
     let t = &d.verdict.thresholds;
-    let opt_f = |v: Option<f64>| v.map_or("null".to_string(), json_f64);
-    let hist = d
-        .distribution
-        .change_histogram
-        .iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
-    let buckets = CHANGE_BUCKETS
-        .iter()
-        .map(|b| json_str(b))
-        .collect::<Vec<_>>()
-        .join(",");
-    let strings = |v: &[String]| v.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",");
-    format!(
-        concat!(
-            "{{\"version\":1,\n",
-            "\"coverage\":{{\"base_files\":{},\"diff_files\":{},\"matched\":{},\"only_base\":{},\"only_base_bytes\":{},\"only_diff\":{},\"only_diff_bytes\":{}}},\n",
-            "\"ignored_kinds\":[{}],\n\"has_kinds\":{},\n",
-            "\"groups\":[{}],\n\"kinds\":[{}],\n\"phases\":[{}],\n",
-            "\"distribution\":{{\"base\":{},\"diff\":{},\"grew\":{},\"shrank\":{},\"same\":{},\"change_buckets\":[{}],\"change_histogram\":[{}]}},\n",
-            "\"methods\":{{\"min_method_bytes\":{},\"growth\":[{}],\"shrinkage\":[{}],\"relative_growth\":[{}],\"relative_shrinkage\":[{}]}},\n",
-            "\"thresholds\":{{\"fail_above\":{},\"kind_fail_above\":{},\"kind_min_bytes\":{},\"method_fail_above\":{},\"method_min_bytes\":{}}},\n",
-            "\"verdict\":{{\"regression\":{},\"exit_code\":{},\"rule\":{},\"failures\":[{}]}},\n",
-            "\"warnings\":[{}]}}\n"
-        ),
-        c.base_files,
-        c.diff_files,
-        c.matched,
-        c.only_base,
-        c.only_base_bytes,
-        c.only_diff,
-        c.only_diff_bytes,
-        strings(&d.ignored_kinds),
-        d.has_kinds,
-        groups,
-        deltas(&d.kinds),
-        deltas(&d.phases),
-        q(&d.distribution.base),
-        q(&d.distribution.diff),
-        d.distribution.grew,
-        d.distribution.shrank,
-        d.distribution.same,
-        buckets,
-        hist,
-        d.min_method_bytes,
-        methods(&d.top_growth),
-        methods(&d.top_shrinkage),
-        methods(&d.top_relative_growth),
-        methods(&d.top_relative_shrinkage),
-        json_f64(t.fail_above),
-        opt_f(t.kind_fail_above),
-        t.kind_min_bytes.map_or("null".to_string(), |v| v.to_string()),
-        opt_f(t.method_fail_above),
-        t.method_min_bytes,
-        d.verdict.regression,
-        u8::from(d.verdict.regression),
-        json_str(&d.verdict.rule),
-        strings(&d.verdict.failures),
-        strings(&d.warnings),
-    )
+    let opt_f = |v: Option<f64>| v.map_or(Value::Null, json_f64);
+    json!({
+        "version": 1,
+        "coverage": {
+            "base_files": c.base_files,
+            "diff_files": c.diff_files,
+            "matched": c.matched,
+            "only_base": c.only_base,
+            "only_base_bytes": c.only_base_bytes,
+            "only_diff": c.only_diff,
+            "only_diff_bytes": c.only_diff_bytes,
+        },
+        "ignored_kinds": d.ignored_kinds,
+        "has_kinds": d.has_kinds,
+        "groups": groups,
+        "kinds": deltas(&d.kinds),
+        "phases": deltas(&d.phases),
+        "distribution": {
+            "base": q(&d.distribution.base),
+            "diff": q(&d.distribution.diff),
+            "grew": d.distribution.grew,
+            "shrank": d.distribution.shrank,
+            "same": d.distribution.same,
+            "change_buckets": CHANGE_BUCKETS,
+            "change_histogram": d.distribution.change_histogram,
+        },
+        "methods": {
+            "min_method_bytes": d.min_method_bytes,
+            "growth": methods(&d.top_growth),
+            "shrinkage": methods(&d.top_shrinkage),
+            "relative_growth": methods(&d.top_relative_growth),
+            "relative_shrinkage": methods(&d.top_relative_shrinkage),
+        },
+        "thresholds": {
+            "fail_above": json_f64(t.fail_above),
+            "kind_fail_above": opt_f(t.kind_fail_above),
+            "kind_min_bytes": t.kind_min_bytes,
+            "method_fail_above": opt_f(t.method_fail_above),
+            "method_min_bytes": t.method_min_bytes,
+        },
+        "verdict": {
+            "regression": d.verdict.regression,
+            "exit_code": u8::from(d.verdict.regression),
+            "rule": d.verdict.rule,
+            "failures": d.verdict.failures,
+        },
+        "warnings": d.warnings,
+    })
 }
 
 /// The JSON document of a memdiff over collections (schema version 2, in `docs/formats.md`):
 /// the verdict, the totals over collections, and per collection its coverage and the
-/// version-1 document of its diff.
+/// version-1 document of its diff. One line, ending in a newline.
 pub fn render_report_json(r: &crate::diff::Report) -> String {
-    let strings = |v: &[String]| v.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",");
-    let totals = |t: &crate::diff::Totals| {
-        format!(
-            "{{\"bytes\":{},\"allocations\":{},\"used_bytes\":{},\"reserved_bytes\":{}}}",
-            t.bytes, t.allocations, t.used, t.reserved
-        )
-    };
-    let missing = |list: &[crate::diff::Missing]| {
+    let missing = |list: &[crate::diff::Missing]| -> Vec<Value> {
         list.iter()
             .map(|m| {
-                format!(
-                    "{{\"context\":{},\"name\":{},\"tier\":{},\"bytes\":{}}}",
-                    m.context,
-                    m.name.as_deref().map_or("null".to_string(), json_str),
-                    m.tier.as_deref().map_or("null".to_string(), json_str),
-                    m.bytes
-                )
+                json!({
+                    "context": m.context,
+                    "name": m.name,
+                    "tier": m.tier,
+                    "bytes": m.bytes,
+                })
             })
-            .collect::<Vec<_>>()
-            .join(",")
+            .collect()
     };
-    let groups = ["Overall", "MinOpts", "FullOpts"]
+    let groups: Vec<Value> = ["Overall", "MinOpts", "FullOpts"]
         .iter()
         .map(|g| {
             let (n, b, d) = r.group_totals(g);
-            format!(
-                "{{\"name\":{},\"methods\":{n},\"base\":{},\"diff\":{},\"pct\":{}}}",
-                json_str(g),
-                totals(&b),
-                totals(&d),
-                pct_change(b.bytes, d.bytes).map_or("null".to_string(), json_f64)
-            )
+            json!({
+                "name": g,
+                "methods": n,
+                "base": totals_json(&b),
+                "diff": totals_json(&d),
+                "pct": pct_json(b.bytes, d.bytes),
+            })
         })
-        .collect::<Vec<_>>()
-        .join(",");
-    let collections = r
+        .collect();
+    let collections: Vec<Value> = r
         .collections
         .iter()
         .map(|c| {
             let cov = &c.diff.coverage;
-            format!(
-                "{{\"name\":{},\"status\":{},\"coverage_failures\":[{}],\"missing_in_diff\":[{}],\"missing_in_base\":[{}],\"truncated\":[{}],\n\"diff\":{}}}",
-                json_str(&c.name),
-                json_str(c.status().label()),
-                strings(&c.coverage_failures),
-                missing(&cov.missing_in_diff),
-                missing(&cov.missing_in_base),
-                strings(&cov.truncated),
-                render_json(&c.diff).trim_end()
-            )
+            json!({
+                "name": c.name,
+                "status": c.status().label(),
+                "coverage_failures": c.coverage_failures,
+                "missing_in_diff": missing(&cov.missing_in_diff),
+                "missing_in_base": missing(&cov.missing_in_base),
+                "truncated": cov.truncated,
+                "diff": json_value(&c.diff),
+            })
         })
-        .collect::<Vec<_>>()
-        .join(",\n");
-    let one_sided = r
+        .collect();
+    let one_sided: Vec<Value> = r
         .one_sided
         .iter()
-        .map(|s| {
-            format!(
-                "{{\"name\":{},\"reason\":{}}}",
-                json_str(&s.name),
-                json_str(&s.reason)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(",");
+        .map(|s| json!({"name": s.name, "reason": s.reason}))
+        .collect();
     let (base_missed, diff_missed) = r.missed();
     let o = &r.outcome;
-    format!(
-        concat!(
-            "{{\"schema_version\":2,\n",
-            "\"verdict\":{{\"status\":{},\"exit_code\":{},\"rule\":{},\"failures\":[{}]}},\n",
-            "\"coverage_rules\":{{\"max_missed\":{},\"allow_truncated\":{}}},\n",
-            "\"min_delta_bytes\":{},\n",
-            "\"totals\":[{}],\n",
-            "\"missed\":{{\"by_base\":{},\"by_diff\":{}}},\n",
-            "\"one_sided\":[{}],\n",
-            "\"collections\":[\n{}]}}\n"
-        ),
-        json_str(o.status.label()),
-        o.status.exit_code(),
-        json_str(&o.rule),
-        strings(&o.failures),
-        json_f64(r.rules.max_missed),
-        r.rules.allow_truncated,
-        r.min_delta_bytes,
-        groups,
-        base_missed,
-        diff_missed,
-        one_sided,
-        collections
-    )
+    let doc = json!({
+        "schema_version": 2,
+        "verdict": {
+            "status": o.status.label(),
+            "exit_code": o.status.exit_code(),
+            "rule": o.rule,
+            "failures": o.failures,
+        },
+        "coverage_rules": {
+            "max_missed": json_f64(r.rules.max_missed),
+            "allow_truncated": r.rules.allow_truncated,
+        },
+        "min_delta_bytes": r.min_delta_bytes,
+        "totals": groups,
+        "missed": {"by_base": base_missed, "by_diff": diff_missed},
+        "one_sided": one_sided,
+        "collections": collections,
+    });
+    let mut out = serde_json::to_string(&doc).unwrap_or_default();
+    out.push('\n');
+    out
 }

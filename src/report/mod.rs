@@ -7,7 +7,6 @@ pub mod stats;
 pub mod summary;
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 /// Whether a character would hide or disguise text when shown: a control character, a
 /// bidirectional control (Unicode's Bidi_Control: an override, isolate or mark, which can
@@ -117,38 +116,17 @@ pub fn quantile(sorted: &[u64], q: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// A JSON string literal.
-pub fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
+/// A float as a JSON number rounded to 4 decimals (a whole number as an integer, so that
+/// `3` stays `3`), or `null` when it is not finite.
+pub fn json_f64(x: f64) -> serde_json::Value {
+    if !x.is_finite() {
+        return serde_json::Value::Null;
     }
-    out.push('"');
-    out
-}
-
-/// A JSON number for a float (finite; `null` otherwise), rounded to 4 decimals.
-pub fn json_f64(x: f64) -> String {
-    if x.is_finite() {
-        let s = format!("{x:.4}");
-        let s = s.trim_end_matches('0').trim_end_matches('.');
-        if s.is_empty() || s == "-" {
-            "0".into()
-        } else {
-            s.to_string()
-        }
+    let rounded: f64 = format!("{x:.4}").parse().unwrap_or(x);
+    if rounded.fract() == 0.0 && rounded.abs() < 9.0e15 {
+        // `as` is exact below 2^53; -0 becomes 0.
+        serde_json::Value::from(rounded as i64)
     } else {
-        "null".into()
+        serde_json::Value::from(rounded)
     }
 }

@@ -7,7 +7,9 @@ use std::collections::{BinaryHeap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{json_str, pct, quantile, thousands};
+use serde_json::json;
+
+use super::{pct, quantile, thousands};
 use crate::error::Error;
 use crate::log::{add_checked, sum_too_large, LogReader, MethodCounts};
 use crate::union::SchemaUnion;
@@ -418,71 +420,72 @@ pub fn render_text(s: &Stats) -> String {
     o
 }
 
-/// The JSON report (schema in `docs/formats.md`).
+/// The version of the JSON report's schema (`schema_version` in it; `docs/formats.md`).
+pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+/// The JSON report (schema in `docs/formats.md`): one line, ending in a newline.
 pub fn render_json(s: &Stats) -> String {
-    let named = |list: &[Named], with_count: bool| {
+    let named = |list: &[Named], with_count: bool| -> Vec<serde_json::Value> {
         list.iter()
             .map(|n| {
-                let count = if with_count {
-                    format!(",\"count\":{}", n.count)
-                } else {
-                    String::new()
-                };
-                format!(
-                    "{{\"name\":{},\"bytes\":{}{count}}}",
-                    json_str(&n.name),
-                    n.bytes
-                )
+                let mut v = json!({"name": n.name, "bytes": n.bytes});
+                if with_count {
+                    v["count"] = json!(n.count);
+                }
+                v
             })
-            .collect::<Vec<_>>()
-            .join(",")
+            .collect()
     };
     let b = &s.method_bytes;
-    let tiers = s
+    let tiers: Vec<serde_json::Value> = s
         .tiers
         .iter()
         .map(|t| {
-            format!(
-                "{{\"tier\":{},\"methods\":{},\"bytes\":{},\"allocations\":{}}}",
-                json_str(&t.name),
-                t.methods,
-                t.bytes,
-                t.count
-            )
+            json!({
+                "tier": t.name,
+                "methods": t.methods,
+                "bytes": t.bytes,
+                "allocations": t.count,
+            })
         })
-        .collect::<Vec<_>>()
-        .join(",");
-    let top = s
+        .collect();
+    let top: Vec<serde_json::Value> = s
         .top
         .iter()
         .map(|t| {
-            format!(
-                "{{\"bytes\":{},\"allocations\":{},\"context\":{},\"tier\":{},\"name\":{}}}",
-                t.bytes,
-                t.allocations,
-                t.context,
-                json_str(&t.tier),
-                json_str(&t.name)
-            )
+            json!({
+                "bytes": t.bytes,
+                "allocations": t.allocations,
+                "context": t.context,
+                "tier": t.tier,
+                "name": t.name,
+            })
         })
-        .collect::<Vec<_>>()
-        .join(",");
-    format!(
-        "{{\"version\":1,\"files\":{},\"methods\":{},\"allocations\":{},\"bytes\":{},\"used_bytes\":{},\"reserved_bytes\":{},\"pages\":{},\"largest_alloc\":{},\"limit_hits\":{},\"method_bytes\":{{\"p50\":{},\"p90\":{},\"p99\":{},\"max\":{}}},\"tiers\":[{tiers}],\"kinds\":[{}],\"phases\":[{}],\"largest_methods\":[{top}]}}\n",
-        s.files,
-        s.methods,
-        s.allocations,
-        s.bytes,
-        s.used,
-        s.reserved,
-        s.pages,
-        s.largest,
-        s.limit_hits,
-        quantile(b, 0.5),
-        quantile(b, 0.9),
-        quantile(b, 0.99),
-        b.last().copied().unwrap_or(0),
-        named(&s.kinds, true),
-        named(&s.phases, false),
-    )
+        .collect();
+    let doc = json!({
+        "schema_version": JSON_SCHEMA_VERSION,
+        "version": JSON_SCHEMA_VERSION,
+        "files": s.files,
+        "methods": s.methods,
+        "allocations": s.allocations,
+        "bytes": s.bytes,
+        "used_bytes": s.used,
+        "reserved_bytes": s.reserved,
+        "pages": s.pages,
+        "largest_alloc": s.largest,
+        "limit_hits": s.limit_hits,
+        "method_bytes": {
+            "p50": quantile(b, 0.5),
+            "p90": quantile(b, 0.9),
+            "p99": quantile(b, 0.99),
+            "max": b.last().copied().unwrap_or(0),
+        },
+        "tiers": tiers,
+        "kinds": named(&s.kinds, true),
+        "phases": named(&s.phases, false),
+        "largest_methods": top,
+    });
+    let mut out = serde_json::to_string(&doc).unwrap_or_default();
+    out.push('\n');
+    out
 }
