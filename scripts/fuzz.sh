@@ -57,20 +57,39 @@ jitarena dump "$seeds/diff.jas" --format csv | tail -n +2 | sed -E "${row}\4/" >
 unset CARGO_TARGET_DIR
 cargo +nightly fuzz build
 mkdir -p fuzz/logs
-failed=()
-for t in "${targets[@]}"; do
+# One target per core at a time (each libFuzzer process is single-threaded; their input files
+# are named by process id): every target still gets SECONDS of its own.
+jobs=$(nproc 2>/dev/null || echo 1)
+fuzz_one() { # target: runs it, prints its line, leaves fuzz/logs/TARGET.status
+  local t=$1
   mkdir -p "fuzz/artifacts/$t"
-  echo "fuzz.sh: $t for ${secs}s"
   if cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- -max_total_time="$secs" \
       -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="fuzz/artifacts/$t/" >"fuzz/logs/$t.log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "fuzz/logs/$t.log" | tail -n 1)
     echo "fuzz.sh: $t: ${execs:-?} executions, no crash, timeout or out-of-memory"
+    echo ok >"fuzz/logs/$t.status"
   else
-    failed+=("$t")
     echo "fuzz.sh: $t FAILED (fuzz/logs/$t.log; inputs in fuzz/artifacts/$t/):" >&2
     grep -E "ERROR|panicked|timeout|out-of-memory|Test unit written" "fuzz/logs/$t.log" | head -n 20 >&2 || true
+    echo failed >"fuzz/logs/$t.status"
   fi
+}
+running=0
+for t in "${targets[@]}"; do
+  rm -f "fuzz/logs/$t.status"
+  echo "fuzz.sh: $t for ${secs}s"
+  fuzz_one "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait || true
+failed=()
+for t in "${targets[@]}"; do
+  [ "$(cat "fuzz/logs/$t.status" 2>/dev/null)" = ok ] || failed+=("$t")
 done
 # The targets' input files (fuzz/src/lib.rs).
 rm -f /dev/shm/jitarena-fuzz-* 2>/dev/null || true
