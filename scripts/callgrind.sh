@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
-cargo build --release --lib --quiet
+cargo build --release -p jitarena --lib --quiet
 out=target/callgrind
 mkdir -p "$out"
 cc=${CC:-cc}

@@ -32,7 +32,7 @@ jitarena gen --seed 1 --methods 4 --log "$seeds/base.jas" >/dev/null
 jitarena gen --seed 1 --methods 4 --log "$seeds/diff.jas" --scale LSRA=30 >/dev/null
 jitarena gen --seed 2 --methods 3 --trace "$seeds/a.jat" >/dev/null
 jitarena gen --seed 3 --methods 1 --trace "$seeds/b.jat" >/dev/null
-gzip -dc tests/data/traces/png-cl0.104-speed.txt.gz | sed -n '1,200p' >"$seeds/real.txt"
+gzip -dc tools/tests/data/traces/png-cl0.104-speed.txt.gz | sed -n '1,200p' >"$seeds/real.txt"
 jitarena replay "$seeds/a.jat" -o "$seeds/a.jas" >/dev/null
 jitarena replay "$seeds/real.txt" -o "$seeds/real.jas" >/dev/null
 jitarena dump "$seeds/b.jat" --format text | sed -n '1,200p' >"$seeds/b.txt"

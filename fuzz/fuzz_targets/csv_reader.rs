@@ -3,8 +3,8 @@
 //! HTML too; here they would halve the executions).
 #![no_main]
 
-use jitarena::diff::{diff_csv, DiffOptions};
-use jitarena::report::diff;
+use jitarena_tools::diff::{diff_csv, DiffOptions};
+use jitarena_tools::report::diff;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use jitarena::logtools::{dump, DumpFormat};
-use jitarena::report::stats;
+use jitarena_tools::logtools::{dump, DumpFormat};
+use jitarena_tools::report::stats;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

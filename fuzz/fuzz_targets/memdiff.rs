@@ -2,8 +2,8 @@
 //! in the middle; each one's frame checksums made valid), rendered in every report format.
 #![no_main]
 
-use jitarena::diff::{diff_logs, CoverageRules, DiffOptions, Report};
-use jitarena::report::{diff, html, summary};
+use jitarena_tools::diff::{diff_logs, CoverageRules, DiffOptions, Report};
+use jitarena_tools::report::{diff, html, summary};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -156,6 +156,33 @@ impl Arena {
         })
     }
 
+    /// A new arena with the built-in page allocator for kind and phase names already gathered
+    /// in a [`Schema`] (as a trace or a log carries them): the replay harness's arena.
+    pub fn from_schema(
+        schema: Arc<Schema>,
+        page_size: usize,
+        limit_bytes: u64,
+    ) -> Result<Arena, Error> {
+        check_page_size(page_size)?;
+        let raw = RawArena::new(ArenaSetup {
+            schema,
+            page_size,
+            limit_bytes,
+            pager: Pager::Builtin,
+            trace: false,
+        });
+        Ok(Arena {
+            raw: NonNull::from(Box::leak(raw)),
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// Writes this method's counters (what its stats-log record holds) into `out`, reusing its
+    /// buffers.
+    pub fn fill_counts(&self, out: &mut crate::log::MethodCounts) {
+        self.raw().fill_counts(out);
+    }
+
     fn raw(&self) -> &RawArena {
         // SAFETY: `raw` is a live box owned by `self`; no `&mut` to it outlives a method call.
         unsafe { self.raw.as_ref() }

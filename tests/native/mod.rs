@@ -4,6 +4,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The repository's root (where `include/`, `tests/c/` and `examples/` are), from the library's
+/// tests and from the tools' (`tools/`, a workspace member) alike.
+pub fn workspace_root() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if dir.join("include/jitarena.h").exists() {
+        dir.to_path_buf()
+    } else {
+        dir.parent().expect("the workspace root").to_path_buf()
+    }
+}
+
 /// Where cargo put this test binary's sibling artifacts (`target/<profile>/deps`).
 pub fn deps_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
@@ -31,11 +42,11 @@ fn compiler(cpp: bool) -> cc::Tool {
         .debug(true)
         .cargo_metadata(false)
         .cpp(cpp)
-        .include(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"));
+        .include(workspace_root().join("include"));
     build.get_compiler()
 }
 
-/// Compiles `sources` (relative to the crate root) into an executable linked to the static
+/// Compiles `sources` (relative to the repository's root) into an executable linked to the static
 /// library, in the test's target directory.
 pub fn build_program(name: &str, sources: &[&str], cpp: bool) -> PathBuf {
     build_program_with(name, sources, cpp, &[])
@@ -43,7 +54,7 @@ pub fn build_program(name: &str, sources: &[&str], cpp: bool) -> PathBuf {
 
 /// As [`build_program`], with extra compiler flags.
 pub fn build_program_with(name: &str, sources: &[&str], cpp: bool, flags: &[&str]) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = workspace_root();
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let mut cmd = compiler(cpp).to_command();
     cmd.args(if cpp {

@@ -1,0 +1,602 @@
+//! Collections: several base/diff pairs diffed and judged one by one, and one verdict over all
+//! of them. In the .NET JIT's replay pipeline a collection is one set of recorded methods
+//! (`benchmarks.run`, `libraries.pmi`, ...), replayed through the baseline and the changed JIT.
+//!
+//! Matching is per collection. Coverage is part of the gate: a collection with no matched
+//! method, a side that misses more than `--max-missed` percent of the other side's methods, a
+//! log cut short (unless allowed) or a collection found on one side only makes the check
+//! INCOMPLETE, which fails it as a regression does.
+
+use std::path::{Path, PathBuf};
+
+use super::{diff_logs, judge_coverage, pct_change, Delta, DiffOptions, MemDiff, MethodDelta};
+use super::{Missing, Totals};
+use crate::report::shown;
+use jitarena::error::{Error, ErrorCode};
+
+/// One base/diff pair to compare.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Collection {
+    /// Its name, as the reports show it.
+    pub name: String,
+    /// Baseline logs or directories of shards.
+    pub base: Vec<PathBuf>,
+    /// Diff logs or directories of shards.
+    pub diff: Vec<PathBuf>,
+}
+
+/// A collection that could not be compared: found on one side only, or with no log on a side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OneSided {
+    /// The collection's name.
+    pub name: String,
+    /// Why it could not be compared.
+    pub reason: String,
+}
+
+/// The coverage rules of the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoverageRules {
+    /// Either side may miss at most this percentage of the other side's methods.
+    pub max_missed: f64,
+    /// Accept logs whose last record was cut short.
+    pub allow_truncated: bool,
+}
+
+impl Default for CoverageRules {
+    fn default() -> CoverageRules {
+        CoverageRules {
+            max_missed: 1.0,
+            allow_truncated: false,
+        }
+    }
+}
+
+/// One collection's diff and its coverage judgement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectionDiff {
+    /// The collection's name.
+    pub name: String,
+    /// The diff, with the thresholds' verdict.
+    pub diff: MemDiff,
+    /// Each coverage rule broken, in words (empty: coverage is complete).
+    pub coverage_failures: Vec<String>,
+}
+
+impl CollectionDiff {
+    /// Whether this collection fails the check, by growth or by coverage.
+    pub fn failed(&self) -> bool {
+        self.status() != Status::Pass
+    }
+
+    /// How the check ended for this collection alone.
+    pub fn status(&self) -> Status {
+        Status::of(
+            !self.coverage_failures.is_empty(),
+            self.diff.verdict.regression,
+        )
+    }
+}
+
+/// How the check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Every collection compared completely, and nothing grew beyond a threshold.
+    Pass,
+    /// Growth beyond a threshold in a collection.
+    Fail,
+    /// Coverage broke a rule: the diff cannot be trusted.
+    Incomplete,
+    /// Both.
+    IncompleteAndFail,
+}
+
+impl Status {
+    /// The status of a check whose coverage is `incomplete` and that found a `regression`.
+    pub fn of(incomplete: bool, regression: bool) -> Status {
+        match (incomplete, regression) {
+            (false, false) => Status::Pass,
+            (false, true) => Status::Fail,
+            (true, false) => Status::Incomplete,
+            (true, true) => Status::IncompleteAndFail,
+        }
+    }
+
+    /// `PASS`, `FAIL`, `INCOMPLETE` or `INCOMPLETE, FAIL`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Incomplete => "INCOMPLETE",
+            Status::IncompleteAndFail => "INCOMPLETE, FAIL",
+        }
+    }
+
+    /// The exit code of `jitarena memdiff`: 0 to pass, 1 otherwise.
+    pub fn exit_code(self) -> u8 {
+        u8::from(self != Status::Pass)
+    }
+}
+
+/// The verdict over every collection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// How the check ended.
+    pub status: Status,
+    /// The rules that decided it and the collections they decided it in, in words.
+    pub rule: String,
+    /// Every rule broken, one self-contained line each, naming its collection.
+    pub failures: Vec<String>,
+}
+
+/// Everything a multi-collection memdiff reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The compared collections, by name.
+    pub collections: Vec<CollectionDiff>,
+    /// The collections that could not be compared.
+    pub one_sided: Vec<OneSided>,
+    /// The coverage rules applied.
+    pub rules: CoverageRules,
+    /// The floor of the cross-collection list of methods that grew most: smaller growth is
+    /// left out.
+    pub min_delta_bytes: u64,
+    /// The verdict.
+    pub outcome: Outcome,
+}
+
+/// A name for a single pair of inputs: the file name when both sides share it, else both.
+pub fn pair_name(base: &[PathBuf], diff: &[PathBuf]) -> String {
+    let side = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+            })
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    let (b, d) = (side(base), side(diff));
+    if b == d {
+        b
+    } else {
+        format!("{b} vs {d}")
+    }
+}
+
+/// The collections under two roots: each subdirectory of `base_root` paired with the
+/// same-named subdirectory of `diff_root`, by name; names found under one root only are
+/// returned as one-sided.
+pub fn collections_from_roots(
+    base_root: &Path,
+    diff_root: &Path,
+) -> Result<(Vec<Collection>, Vec<OneSided>), Error> {
+    let (base, diff) = (subdirectories(base_root)?, subdirectories(diff_root)?);
+    let mut pairs = Vec::new();
+    let mut one_sided = Vec::new();
+    for (key, name, path) in &base {
+        match diff.iter().find(|(k, _, _)| k == key) {
+            Some((_, _, d)) => pairs.push(Collection {
+                name: name.clone(),
+                base: vec![path.clone()],
+                diff: vec![d.clone()],
+            }),
+            None => one_sided.push(OneSided {
+                name: name.clone(),
+                reason: format!("only under the base root ({})", path.display()),
+            }),
+        }
+    }
+    for (_, name, path) in diff
+        .iter()
+        .filter(|(k, _, _)| !base.iter().any(|b| &b.0 == k))
+    {
+        one_sided.push(OneSided {
+            name: name.clone(),
+            reason: format!("only under the diff root ({})", path.display()),
+        });
+    }
+    one_sided.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok((pairs, one_sided))
+}
+
+/// A directory's name as reports show it: its bytes that are not UTF-8 as `\xFF`, so that two
+/// names differing only there stay apart.
+fn dir_name(name: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = String::new();
+        for chunk in name.as_bytes().utf8_chunks() {
+            out.push_str(chunk.valid());
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02X}"));
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        name.to_string_lossy().into_owned()
+    }
+}
+
+/// A root's subdirectories, by name: (exact name, name as shown, path). Sides are paired by
+/// the exact name.
+fn subdirectories(root: &Path) -> Result<Vec<(std::ffi::OsString, String, PathBuf)>, Error> {
+    let entries =
+        std::fs::read_dir(root).map_err(|e| jitarena::format::io_error(root, "list", &e))?;
+    let paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    // A log directly under a root is in no collection, and a link that leads to no directory
+    // (dangling, or a loop) holds none: left out silently, their methods would be missed by
+    // both sides alike, which the coverage check cannot see.
+    if let Some(other) = paths.iter().filter(|p| !p.is_dir()).min() {
+        let what = if other.is_file() {
+            "a file directly under a root, in no collection (a collection is a subdirectory of logs or shards; move it into one)"
+        } else {
+            "neither a directory nor a file (a dangling link, or a loop?): the collection cannot be read"
+        };
+        return Err(Error::new(
+            ErrorCode::Io,
+            format!("{}: {what}", other.display()),
+        ));
+    }
+    let mut dirs: Vec<(std::ffi::OsString, String, PathBuf)> = paths
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_os_string();
+            Some((name.clone(), dir_name(&name), p))
+        })
+        .collect();
+    if dirs.is_empty() {
+        return Err(Error::new(
+            ErrorCode::Io,
+            format!(
+                "{}: holds no collection (a collection is a subdirectory of logs or shards)",
+                root.display()
+            ),
+        ));
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Whether a side of a collection holds any file to read (a directory of shards may be empty
+/// when the JIT crashed before writing one).
+fn holds_logs(paths: &[PathBuf]) -> bool {
+    paths.iter().any(|p| {
+        !p.is_dir()
+            || std::fs::read_dir(p)
+                .map(|mut e| e.any(|e| e.is_ok_and(|e| e.path().is_file())))
+                .unwrap_or(true)
+    })
+}
+
+/// A log file read on both sides (through a link, a hard link, or named twice), as found on
+/// the base side.
+fn shared_file(base: &[PathBuf], diff: &[PathBuf]) -> Option<PathBuf> {
+    #[cfg(unix)]
+    fn identity(p: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    fn identity(p: &Path) -> Option<PathBuf> {
+        p.canonicalize().ok()
+    }
+    let files = |paths: &[PathBuf]| crate::report::stats::expand_inputs(paths).unwrap_or_default();
+    let diff: std::collections::HashSet<_> =
+        files(diff).iter().filter_map(|p| identity(p)).collect();
+    files(base)
+        .into_iter()
+        .find(|p| identity(p).is_some_and(|id| diff.contains(&id)))
+}
+
+/// Diffs every collection, one after the other (each diff already keeps both cores busy), and
+/// judges them together. A collection whose side holds no log joins the one-sided ones.
+pub fn diff_collections(
+    collections: &[Collection],
+    mut one_sided: Vec<OneSided>,
+    options: &DiffOptions,
+    rules: &CoverageRules,
+) -> Result<Report, Error> {
+    let mut diffs = Vec::new();
+    for (i, c) in collections.iter().enumerate() {
+        if collections.len() > 1 {
+            let name = crate::report::shown(&c.name);
+            let n = collections.len();
+            options
+                .progress
+                .set_prefix(format!("memdiff {name} ({}/{n})", i + 1));
+        }
+        let empty: Vec<&str> = [("base", &c.base), ("diff", &c.diff)]
+            .into_iter()
+            .filter(|(_, paths)| !holds_logs(paths))
+            .map(|(side, _)| side)
+            .collect();
+        if !empty.is_empty() {
+            one_sided.push(OneSided {
+                name: c.name.clone(),
+                reason: format!("no log on the {} side", empty.join(" and ")),
+            });
+            continue;
+        }
+        if let Some(shared) = shared_file(&c.base, &c.diff) {
+            one_sided.push(OneSided {
+                name: c.name.clone(),
+                reason: format!(
+                    "{} is on both the base and the diff side (a link?): a log compared with itself shows no change",
+                    shared.display()
+                ),
+            });
+            continue;
+        }
+        diffs.push((c.name.clone(), diff_logs(&c.base, &c.diff, options)?));
+    }
+    options.progress.finish();
+    one_sided.sort_by(|a, b| a.name.cmp(&b.name));
+    let report = Report::new(diffs, one_sided, options, rules);
+    report.check_sums()?;
+    Ok(report)
+}
+
+impl Report {
+    /// Judges diffs already made (by name), and the collections that could not be compared.
+    pub fn new(
+        diffs: Vec<(String, MemDiff)>,
+        one_sided: Vec<OneSided>,
+        options: &DiffOptions,
+        rules: &CoverageRules,
+    ) -> Report {
+        let collections: Vec<CollectionDiff> = diffs
+            .into_iter()
+            .map(|(name, diff)| CollectionDiff {
+                coverage_failures: judge_coverage(&diff, rules),
+                name,
+                diff,
+            })
+            .collect();
+        let outcome = outcome(&collections, &one_sided, true);
+        Report {
+            collections,
+            one_sided,
+            rules: rules.clone(),
+            min_delta_bytes: options.min_delta_bytes,
+            outcome,
+        }
+    }
+
+    /// The same report for a single pair of inputs given without a collection name: its verdict
+    /// names no collection (there is only one).
+    pub fn unnamed(mut self) -> Report {
+        self.outcome = outcome(&self.collections, &self.one_sided, false);
+        self
+    }
+
+    /// Fails when a sum over collections would pass 2^64 (each collection's sums were checked
+    /// as its logs were read; together they can still be too large to be real).
+    pub fn check_sums(&self) -> Result<(), Error> {
+        let mut wide = [0u128; 8];
+        for c in &self.collections {
+            let g = c.diff.overall();
+            for (cell, v) in wide.iter_mut().zip([
+                g.base.bytes,
+                g.base.allocations,
+                g.base.used,
+                g.base.reserved,
+                g.diff.bytes,
+                g.diff.allocations,
+                g.diff.used,
+                g.diff.reserved,
+            ]) {
+                *cell += u128::from(v);
+            }
+        }
+        if wide.iter().any(|&v| v > u128::from(u64::MAX)) {
+            return Err(Error::new(
+                ErrorCode::Io,
+                "the collections' byte counts add up past 2^64, which no set of compilations can reach: a log is damaged",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The sums over every collection of a tier group (`Overall`, `MinOpts`, `FullOpts`):
+    /// matched methods, base totals, diff totals.
+    pub fn group_totals(&self, group: &str) -> (u64, Totals, Totals) {
+        let mut sum = (0, Totals::default(), Totals::default());
+        for g in self.collections.iter().filter_map(|c| c.group(group)) {
+            sum.0 += g.methods;
+            sum.1.add(&g.base);
+            sum.2.add(&g.diff);
+        }
+        sum
+    }
+
+    /// Methods missed, summed over collections: (base misses, diff misses), as counts of the
+    /// other side's methods (a method only in the diff is one the base missed).
+    pub fn missed(&self) -> (u64, u64) {
+        self.collections.iter().fold((0, 0), |(b, d), c| {
+            (b + c.diff.coverage.only_diff, d + c.diff.coverage.only_base)
+        })
+    }
+
+    /// Per-kind (or, with `phases`, per-phase) bytes summed by name over every collection,
+    /// by absolute delta (largest first), then name.
+    pub fn deltas_across(&self, phases: bool) -> Vec<Delta> {
+        let mut sums: Vec<Delta> = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        for c in &self.collections {
+            for d in if phases {
+                &c.diff.phases
+            } else {
+                &c.diff.kinds
+            } {
+                let i = *index.entry(d.name.clone()).or_insert_with(|| {
+                    sums.push(Delta {
+                        name: d.name.clone(),
+                        base: 0,
+                        diff: 0,
+                    });
+                    sums.len() - 1
+                });
+                // Parts of the totals that check_sums bounds: exact.
+                sums[i].base = sums[i].base.saturating_add(d.base);
+                sums[i].diff = sums[i].diff.saturating_add(d.diff);
+            }
+        }
+        sums.sort_by(|a, b| {
+            b.delta()
+                .abs()
+                .cmp(&a.delta().abs())
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        sums
+    }
+
+    /// The methods that grew most across collections, by bytes, each with its collection:
+    /// at most `n`, none that grew by less than [`Report::min_delta_bytes`].
+    pub fn top_growth_across(&self, n: usize) -> Vec<(&str, &MethodDelta)> {
+        let mut all: Vec<(&str, &MethodDelta)> = self
+            .collections
+            .iter()
+            .flat_map(|c| c.diff.top_growth.iter().map(|m| (c.name.as_str(), m)))
+            .filter(|(_, m)| m.diff.saturating_sub(m.base) >= self.min_delta_bytes.max(1))
+            .collect();
+        all.sort_by(|a, b| {
+            let d = |m: &MethodDelta| m.diff - m.base;
+            d(b.1)
+                .cmp(&d(a.1))
+                .then_with(|| a.0.cmp(b.0))
+                .then_with(|| a.1.context.cmp(&b.1.context))
+        });
+        all.truncate(n);
+        all
+    }
+
+    /// The largest methods found on one side only, across collections: (collection, the side
+    /// that lacks the method, the method), largest first, at most `n`.
+    pub fn missing_across(&self, n: usize) -> Vec<(&str, &'static str, &Missing)> {
+        let mut all: Vec<(&str, &'static str, &Missing)> = Vec::new();
+        for c in &self.collections {
+            let cov = &c.diff.coverage;
+            all.extend(
+                cov.missing_in_diff
+                    .iter()
+                    .map(|m| (c.name.as_str(), "diff", m)),
+            );
+            all.extend(
+                cov.missing_in_base
+                    .iter()
+                    .map(|m| (c.name.as_str(), "base", m)),
+            );
+        }
+        all.sort_by(|a, b| {
+            b.2.bytes
+                .cmp(&a.2.bytes)
+                .then_with(|| a.0.cmp(b.0))
+                .then_with(|| a.2.context.cmp(&b.2.context))
+        });
+        all.truncate(n);
+        all
+    }
+
+    /// Warnings of every collection's readers.
+    pub fn warnings(&self) -> Vec<String> {
+        self.collections
+            .iter()
+            .flat_map(|c| c.diff.warnings.iter().cloned())
+            .collect()
+    }
+}
+
+impl CollectionDiff {
+    /// A tier group of this collection by name, if it has methods in it.
+    pub fn group(&self, name: &str) -> Option<&super::Group> {
+        self.diff.groups.iter().find(|g| g.name == name)
+    }
+}
+
+/// The verdict over every collection: which rules broke, in which collections.
+fn outcome(collections: &[CollectionDiff], one_sided: &[OneSided], named: bool) -> Outcome {
+    // A single pair of inputs given without a collection name names no collection.
+    let single = !named && collections.len() == 1 && one_sided.is_empty();
+    let label = |name: &str| {
+        if single {
+            String::new()
+        } else {
+            format!("collection {}: ", shown(name))
+        }
+    };
+    let mut failures = Vec::new();
+    let mut incomplete = Vec::new();
+    for o in one_sided {
+        incomplete.push(format!("{}{}", label(&o.name), o.reason));
+    }
+    if collections.is_empty() && one_sided.is_empty() {
+        incomplete.push("no collection was compared".to_string());
+    }
+    for c in collections {
+        incomplete.extend(
+            c.coverage_failures
+                .iter()
+                .map(|f| format!("{}{f}", label(&c.name))),
+        );
+    }
+    let mut regressions = Vec::new();
+    for c in collections.iter().filter(|c| c.diff.verdict.regression) {
+        failures.extend(
+            c.diff
+                .verdict
+                .failures
+                .iter()
+                .map(|f| format!("{}{f}", label(&c.name))),
+        );
+        regressions.push(if single {
+            c.diff.verdict.rule.clone()
+        } else {
+            format!("regression in {}: {}", shown(&c.name), c.diff.verdict.rule)
+        });
+    }
+    let status = Status::of(!incomplete.is_empty(), !regressions.is_empty());
+    let mut parts = Vec::new();
+    if !incomplete.is_empty() {
+        parts.push(format!("incomplete: {}", incomplete.join("; ")));
+    }
+    parts.extend(regressions);
+    let rule = if status != Status::Pass {
+        parts.join("; ")
+    } else if let [only] = collections {
+        only.diff.verdict.rule.clone()
+    } else {
+        let largest = collections
+            .iter()
+            .filter_map(|c| {
+                let o = c.diff.overall();
+                pct_change(o.base.bytes, o.diff.bytes).map(|p| (p, shown(&c.name)))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
+        let t = collections.first().map(|c| &c.diff.verdict.thresholds);
+        let limit = t.map_or(0.0, |t| t.fail_above);
+        let kinds = if t.is_some_and(|t| t.kind_fail_above.is_some()) {
+            "; every kind within its limit"
+        } else {
+            ""
+        };
+        match largest {
+            Some((p, name)) => format!(
+                "no regression in {} collections: largest total change {p:+.2}% in {name} (limit +{limit}%){kinds}",
+                collections.len()
+            ),
+            None => format!("no regression in {} collections", collections.len()),
+        }
+    };
+    failures.splice(0..0, incomplete);
+    Outcome {
+        status,
+        rule,
+        failures,
+    }
+}

@@ -1,0 +1,341 @@
+//! memdiff: what moved between a baseline JIT's stats logs and a changed JIT's, per kind, per
+//! phase, per tier and per method, and whether it moved enough to fail the check.
+//!
+//! [`diff_logs`] streams the logs with memory bounded by the number of methods; [`diff_csv`]
+//! does the same from a per-method CSV with base and diff byte columns.
+
+mod collections;
+mod csv;
+mod gate;
+mod logs;
+mod tally;
+
+pub use collections::{
+    collections_from_roots, diff_collections, pair_name, Collection, CollectionDiff, CoverageRules,
+    OneSided, Outcome, Report, Status,
+};
+pub use csv::diff_csv;
+pub use gate::{judge, judge_coverage};
+pub use logs::diff_logs;
+pub use tally::change_bucket;
+
+use jitarena::log::MethodInfo;
+
+/// What to compare and how to judge it.
+#[derive(Debug, Clone)]
+pub struct DiffOptions {
+    /// Kinds left out of every total (e.g. `DebugOnly`, to compare debug builds).
+    pub ignore_kinds: Vec<String>,
+    /// How many methods each top list names.
+    pub top: usize,
+    /// Methods smaller than this (in the base) are left out of the relative top lists.
+    pub min_method_bytes: u64,
+    /// Methods that grew by fewer bytes are left out of the summary's list of methods that
+    /// grew most, so that tiny methods with huge percentages stay out.
+    pub min_delta_bytes: u64,
+    /// The gate.
+    pub thresholds: Thresholds,
+    /// Where the reading of the logs is counted (by collection and side); hidden by default.
+    pub progress: crate::progress::Progress,
+}
+
+impl Default for DiffOptions {
+    fn default() -> DiffOptions {
+        DiffOptions {
+            ignore_kinds: Vec::new(),
+            top: 10,
+            min_method_bytes: 10_000,
+            min_delta_bytes: 4_096,
+            thresholds: Thresholds::default(),
+            progress: crate::progress::Progress::hidden(),
+        }
+    }
+}
+
+/// The gate: growth beyond these fails the check (improvements never fail).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thresholds {
+    /// Total bytes requested may grow by at most this percentage.
+    pub fail_above: f64,
+    /// Any kind may grow by at most this percentage (`None`: not checked)...
+    pub kind_fail_above: Option<f64>,
+    /// ...counting only kinds of at least this many bytes on one side (`None`: 1% of the
+    /// base's total bytes).
+    pub kind_min_bytes: Option<u64>,
+    /// Any method may grow by at most this percentage (`None`: not checked)...
+    pub method_fail_above: Option<f64>,
+    /// ...counting only methods of at least this many bytes in the base.
+    pub method_min_bytes: u64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Thresholds {
+        Thresholds {
+            fail_above: 25.0,
+            kind_fail_above: Some(25.0),
+            kind_min_bytes: None,
+            method_fail_above: None,
+            method_min_bytes: 100_000,
+        }
+    }
+}
+
+/// Figures of one side for a set of methods.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Bytes requested.
+    pub bytes: u64,
+    /// Allocations.
+    pub allocations: u64,
+    /// Rounded bytes handed out.
+    pub used: u64,
+    /// Page bytes obtained.
+    pub reserved: u64,
+}
+
+/// Totals of the matched methods of one tier group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// `Overall`, `MinOpts`, `FullOpts` or `Other`.
+    pub name: String,
+    /// Matched methods in the group.
+    pub methods: u64,
+    /// The base's figures.
+    pub base: Totals,
+    /// The diff's figures.
+    pub diff: Totals,
+}
+
+/// A named base/diff pair (a kind, a phase).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delta {
+    /// The name.
+    pub name: String,
+    /// Base bytes.
+    pub base: u64,
+    /// Diff bytes.
+    pub diff: u64,
+}
+
+impl Delta {
+    /// Diff minus base.
+    pub fn delta(&self) -> i128 {
+        i128::from(self.diff) - i128::from(self.base)
+    }
+}
+
+/// A method in a top list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodDelta {
+    /// Context number (-1: unknown).
+    pub context: i64,
+    /// Name, if known.
+    pub name: Option<String>,
+    /// Tier, if known.
+    pub tier: Option<String>,
+    /// Base bytes.
+    pub base: u64,
+    /// Diff bytes.
+    pub diff: u64,
+    /// The kind whose bytes moved most in this method, and by how much.
+    pub top_kind: Option<(String, i128)>,
+}
+
+/// Who was compared.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Files read per side.
+    pub base_files: usize,
+    /// Files read for the diff side.
+    pub diff_files: usize,
+    /// Methods on both sides.
+    pub matched: u64,
+    /// Methods only in the base, and their bytes.
+    pub only_base: u64,
+    /// Bytes of the methods only in the base.
+    pub only_base_bytes: u64,
+    /// Methods only in the diff.
+    pub only_diff: u64,
+    /// Bytes of the methods only in the diff.
+    pub only_diff_bytes: u64,
+    /// The largest base methods the diff lacks (a crash of the diff JIT shows here), largest
+    /// first, at most [`DiffOptions::top`] of them.
+    pub missing_in_diff: Vec<Missing>,
+    /// The largest diff methods the base lacks, largest first.
+    pub missing_in_base: Vec<Missing>,
+    /// Files whose last record was cut short (a JIT killed while writing, or a log still being
+    /// written).
+    pub truncated: Vec<String>,
+}
+
+impl Coverage {
+    /// Methods the base side holds.
+    pub fn base_methods(&self) -> u64 {
+        self.matched + self.only_base
+    }
+
+    /// Methods the diff side holds.
+    pub fn diff_methods(&self) -> u64 {
+        self.matched + self.only_diff
+    }
+}
+
+/// A method found on one side only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// Context number (-1: unknown).
+    pub context: i64,
+    /// Name, if known.
+    pub name: Option<String>,
+    /// Tier, if known.
+    pub tier: Option<String>,
+    /// Its bytes on the side that has it.
+    pub bytes: u64,
+}
+
+/// Keeps the `n` largest of a stream of one-sided methods, in a deterministic order (bytes,
+/// then context, then name), whatever order they come in.
+pub(crate) fn keep_largest(list: &mut Vec<Missing>, n: usize, bytes: u64, info: &MethodInfo) {
+    let key = |m: &Missing| (std::cmp::Reverse(m.bytes), m.context, m.name.clone());
+    if n == 0 {
+        return;
+    }
+    if list.len() == n {
+        let last = &list[n - 1];
+        if (std::cmp::Reverse(bytes), info.context, info.name.clone()) >= key(last) {
+            return;
+        }
+        list.pop();
+    }
+    let m = Missing {
+        context: info.context,
+        name: info.name.clone(),
+        tier: info.tier.clone(),
+        bytes,
+    };
+    let at = list.partition_point(|x| key(x) <= key(&m));
+    list.insert(at, m);
+}
+
+/// Quantiles of per-method bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Quantiles {
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Largest.
+    pub max: u64,
+}
+
+/// The per-method distribution of matched methods.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Distribution {
+    /// Base per-method bytes.
+    pub base: Quantiles,
+    /// Diff per-method bytes.
+    pub diff: Quantiles,
+    /// Methods whose bytes grew.
+    pub grew: u64,
+    /// Methods whose bytes shrank.
+    pub shrank: u64,
+    /// Methods whose bytes stayed equal.
+    pub same: u64,
+    /// Methods per bucket of change: see [`CHANGE_BUCKETS`].
+    pub change_histogram: Vec<u64>,
+}
+
+/// The buckets of [`Distribution::change_histogram`]: per-method change in percent.
+pub const CHANGE_BUCKETS: [&str; 10] = [
+    "-50% or less",
+    "-50% to -10%",
+    "-10% to -1%",
+    "-1% to 0%",
+    "unchanged",
+    "0% to +1%",
+    "+1% to +10%",
+    "+10% to +50%",
+    "+50% to +100%",
+    "+100% or more",
+];
+
+/// The outcome of the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// Whether growth went beyond a threshold.
+    pub regression: bool,
+    /// The rule that decided, in words.
+    pub rule: String,
+    /// Every threshold crossed.
+    pub failures: Vec<String>,
+    /// The thresholds applied (with the kind floor resolved).
+    pub thresholds: Thresholds,
+}
+
+/// Everything memdiff reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemDiff {
+    /// Who was compared.
+    pub coverage: Coverage,
+    /// Overall first, then each tier group present.
+    pub groups: Vec<Group>,
+    /// Per kind, by absolute delta (largest first), then name; empty for a CSV diff.
+    pub kinds: Vec<Delta>,
+    /// Per phase, in phase order; empty where no phases were recorded.
+    pub phases: Vec<Delta>,
+    /// Whether per-kind figures exist (not for a CSV diff).
+    pub has_kinds: bool,
+    /// Kinds left out of the totals.
+    pub ignored_kinds: Vec<String>,
+    /// Per-method distribution.
+    pub distribution: Distribution,
+    /// Methods that grew most, in bytes.
+    pub top_growth: Vec<MethodDelta>,
+    /// Methods that shrank most, in bytes.
+    pub top_shrinkage: Vec<MethodDelta>,
+    /// Methods that grew most, relatively (at least `min_method_bytes` in the base).
+    pub top_relative_growth: Vec<MethodDelta>,
+    /// Methods that shrank most, relatively.
+    pub top_relative_shrinkage: Vec<MethodDelta>,
+    /// The floor of the relative lists.
+    pub min_method_bytes: u64,
+    /// Up to 4,000 matched methods' (base, diff) bytes, for a scatter plot: those in the top
+    /// lists and an even sample of the rest.
+    pub scatter: Vec<(u64, u64)>,
+    /// The gate's outcome.
+    pub verdict: Verdict,
+    /// Readers' warnings.
+    pub warnings: Vec<String>,
+}
+
+impl MemDiff {
+    /// The Overall group.
+    pub fn overall(&self) -> &Group {
+        &self.groups[0]
+    }
+}
+
+/// Percent change from `base` to `diff` (`None` when the base is 0).
+pub fn pct_change(base: u64, diff: u64) -> Option<f64> {
+    (base != 0).then(|| (diff as f64 - base as f64) * 100.0 / base as f64)
+}
+
+/// The tier group of a tier name: MinOpts (MinOpts, Tier0), FullOpts (FullOpts, Tier1, OSR),
+/// or Other.
+pub fn tier_group(tier: Option<&str>) -> u8 {
+    let t = tier
+        .unwrap_or("")
+        .to_ascii_lowercase()
+        .replace(['-', ' ', '_'], "");
+    if t.contains("minopt") || t.contains("tier0") {
+        1
+    } else if t.contains("fullopt") || t.contains("tier1") || t.contains("osr") {
+        2
+    } else {
+        3
+    }
+}
+
+pub(crate) const GROUP_NAMES: [&str; 4] = ["Overall", "MinOpts", "FullOpts", "Other"];

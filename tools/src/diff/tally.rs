@@ -1,0 +1,475 @@
+//! The figures gathered from both sides of a diff (per method, per group, per kind and phase),
+//! the top lists, and the report made from them.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::{
+    judge, pct_change, Coverage, Delta, DiffOptions, Distribution, Group, MemDiff, MethodDelta,
+    Quantiles, Totals, Verdict, CHANGE_BUCKETS, GROUP_NAMES,
+};
+use crate::union::{SchemaUnion, INVALID};
+use jitarena::error::{Error, ErrorCode};
+use jitarena::log::{MethodCounts, MethodInfo};
+
+/// The per-method figures and sums gathered from both sides, from which the report is made.
+#[derive(Default)]
+pub(crate) struct Tally {
+    /// Per base method (in base order): bytes requested, without ignored kinds.
+    pub base_bytes: Vec<u64>,
+    /// Per base method: the matched diff method's bytes.
+    pub diff_bytes: Vec<u64>,
+    /// Per base method: its tier group (see [`tier_group`]).
+    pub group: Vec<u8>,
+    /// Per base method: whether a diff method matched it.
+    pub matched: Vec<bool>,
+    /// Per base method: its context number (ties in the top lists go to the smaller one, so
+    /// that the lists do not depend on the order of shards).
+    pub context: Vec<i64>,
+    /// Per group (0: Overall): totals of the matched base methods.
+    pub groups_base: [Totals; 4],
+    /// Per group: totals of the matched diff methods.
+    pub groups_diff: [Totals; 4],
+    /// Per-kind and per-phase sums of the matched methods.
+    pub sums_base: Sums,
+    /// The same for the diff side.
+    pub sums_diff: Sums,
+    /// The united kind and phase names.
+    pub union: SchemaUnion,
+    /// Per united kind slot: whether it is left out.
+    pub ignored: Vec<bool>,
+    /// Who was compared.
+    pub coverage: Coverage,
+    /// Whether a sum went past 2^64 (an error: never a wrapped number).
+    pub overflow: bool,
+}
+
+impl Tally {
+    /// `counts` (against the union) without the ignored kinds, and its totals.
+    pub(crate) fn without_ignored(
+        &mut self,
+        counts: &mut MethodCounts,
+        ignore: &[String],
+    ) -> Totals {
+        self.sync_ignored(ignore);
+        strip_ignored(&self.ignored, counts)
+    }
+
+    /// Extends the ignored flags to every united kind.
+    pub(crate) fn sync_ignored(&mut self, ignore: &[String]) {
+        while self.ignored.len() < self.union.kind_count() {
+            let name = self.union.kind_name(self.ignored.len() as u32);
+            self.ignored.push(ignore.iter().any(|k| k == name));
+        }
+    }
+
+    /// The error for a sum that went past 2^64 while reading `files`.
+    pub(crate) fn check_overflow(&self, files: &[std::path::PathBuf]) -> Result<(), Error> {
+        if !self.overflow {
+            return Ok(());
+        }
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        Err(Error::new(
+            ErrorCode::Io,
+            format!(
+                "{}: the byte counts add up past 2^64, which no compilation can reach: the log is damaged",
+                names.join(", ")
+            ),
+        ))
+    }
+
+    fn delta(&self, i: u32) -> i128 {
+        i128::from(self.diff_bytes[i as usize]) - i128::from(self.base_bytes[i as usize])
+    }
+}
+
+/// Removes the ignored kinds (flags by united slot) from `counts`; returns its totals.
+pub(crate) fn strip_ignored(ignored: &[bool], counts: &mut MethodCounts) -> Totals {
+    if !ignored.is_empty() && ignored.contains(&true) {
+        counts
+            .kinds
+            .retain(|k| !ignored.get(k.0 as usize).copied().unwrap_or(false));
+    }
+    Totals {
+        bytes: counts.total_bytes(),
+        allocations: counts.total_count(),
+        used: counts.used_bytes,
+        reserved: counts.reserved_bytes,
+    }
+}
+
+/// Per-kind and per-phase byte sums of one side, by united slot.
+#[derive(Default)]
+pub(crate) struct Sums {
+    kinds: Vec<u64>,
+    invalid_kind: u64,
+    phases: Vec<u64>,
+    no_phase: u64,
+}
+
+impl Sums {
+    /// Adds (or, with `sign` false, takes away) a method's counts, laid out against `union`.
+    /// Returns false when a sum went past 2^64 (it then holds the largest value instead).
+    pub(crate) fn add(&mut self, c: &MethodCounts, union: &SchemaUnion, sign: bool) -> bool {
+        self.kinds.resize(union.kind_count(), 0);
+        self.phases.resize(union.phase_count(), 0);
+        let mut ok = true;
+        let mut apply = |cell: &mut u64, v: u64| {
+            *cell = if sign {
+                cell.checked_add(v).unwrap_or_else(|| {
+                    ok = false;
+                    u64::MAX
+                })
+            } else {
+                cell.saturating_sub(v)
+            }
+        };
+        for &(slot, bytes, _) in &c.kinds {
+            apply(
+                self.kinds
+                    .get_mut(slot as usize)
+                    .unwrap_or(&mut self.invalid_kind),
+                bytes,
+            );
+        }
+        for &(slot, bytes) in &c.phases {
+            apply(
+                self.phases
+                    .get_mut(slot as usize)
+                    .unwrap_or(&mut self.no_phase),
+                bytes,
+            );
+        }
+        ok
+    }
+}
+
+impl Totals {
+    /// Adds `o`; returns false (keeping the largest value) when a sum would pass 2^64.
+    pub(crate) fn add(&mut self, o: &Totals) -> bool {
+        let mut ok = true;
+        for (cell, v) in [
+            (&mut self.bytes, o.bytes),
+            (&mut self.allocations, o.allocations),
+            (&mut self.used, o.used),
+            (&mut self.reserved, o.reserved),
+        ] {
+            *cell = cell.checked_add(v).unwrap_or_else(|| {
+                ok = false;
+                u64::MAX
+            });
+        }
+        ok
+    }
+
+    /// Takes `o` away (it was added before, so nothing goes below 0).
+    pub(crate) fn sub(&mut self, o: &Totals) {
+        self.bytes = self.bytes.saturating_sub(o.bytes);
+        self.allocations = self.allocations.saturating_sub(o.allocations);
+        self.used = self.used.saturating_sub(o.used);
+        self.reserved = self.reserved.saturating_sub(o.reserved);
+    }
+}
+
+/// A fast hasher for keys that are already well mixed (contexts and 128-bit name hashes).
+#[derive(Default)]
+pub(crate) struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.write_u64(v as u64);
+        self.write_u64((v >> 64) as u64);
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn write_isize(&mut self, v: isize) {
+        self.write_u64(v as u64);
+    }
+}
+
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<MixHasher>>;
+
+/// The indexes of the methods each top list names.
+pub(crate) struct TopLists {
+    pub growth: Vec<u32>,
+    pub shrinkage: Vec<u32>,
+    pub relative_growth: Vec<u32>,
+    pub relative_shrinkage: Vec<u32>,
+    /// All of them, sorted, once each.
+    pub all: Vec<u32>,
+}
+
+impl TopLists {
+    /// The lists of the matched methods of a tally.
+    pub(crate) fn of(t: &Tally, options: &DiffOptions) -> TopLists {
+        let n = options.top;
+        let matched: Vec<u32> = (0..t.base_bytes.len() as u32)
+            .filter(|&i| t.matched[i as usize])
+            .collect();
+        let rel = |i: u32| t.diff_bytes[i as usize] as f64 / t.base_bytes[i as usize] as f64;
+        // The n first by `order` (ties by index), found in linear time, then sorted.
+        let pick = |keep: &dyn Fn(u32) -> bool, order: &dyn Fn(u32, u32) -> std::cmp::Ordering| {
+            let mut list: Vec<u32> = matched.iter().copied().filter(|&i| keep(i)).collect();
+            let cmp = |a: &u32, b: &u32| {
+                order(*a, *b)
+                    .then(t.context[*a as usize].cmp(&t.context[*b as usize]))
+                    .then(a.cmp(b))
+            };
+            if n > 0 && list.len() > n {
+                list.select_nth_unstable_by(n - 1, cmp);
+            }
+            list.truncate(n);
+            list.sort_by(cmp);
+            list
+        };
+        let floor = options.min_method_bytes.max(1);
+        let big = |i: u32| t.base_bytes[i as usize] >= floor;
+        let growth = pick(&|i| t.delta(i) > 0, &|a, b| t.delta(b).cmp(&t.delta(a)));
+        let shrinkage = pick(&|i| t.delta(i) < 0, &|a, b| t.delta(a).cmp(&t.delta(b)));
+        let relative_growth = pick(&|i| big(i) && t.delta(i) > 0, &|a, b| {
+            rel(b).total_cmp(&rel(a))
+        });
+        let relative_shrinkage = pick(&|i| big(i) && t.delta(i) < 0, &|a, b| {
+            rel(a).total_cmp(&rel(b))
+        });
+        let mut all: Vec<u32> = [&growth, &shrinkage, &relative_growth, &relative_shrinkage]
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        TopLists {
+            growth,
+            shrinkage,
+            relative_growth,
+            relative_shrinkage,
+            all,
+        }
+    }
+
+    /// The four lists, each method described by `describe`.
+    pub(crate) fn describe(&self, describe: impl Fn(u32) -> MethodDelta) -> [Vec<MethodDelta>; 4] {
+        [
+            &self.growth,
+            &self.shrinkage,
+            &self.relative_growth,
+            &self.relative_shrinkage,
+        ]
+        .map(|l| l.iter().map(|&i| describe(i)).collect())
+    }
+}
+
+/// A listed method: its figures, and the kind that moved most between the two sides' sparse
+/// per-kind bytes (united slots).
+pub(crate) fn method_delta(
+    t: &Tally,
+    i: u32,
+    info: &MethodInfo,
+    base: &[(u32, u64)],
+    diff: &[(u32, u64)],
+) -> MethodDelta {
+    let mut moves: FastMap<u32, i128> = FastMap::default();
+    for &(slot, b) in base {
+        *moves.entry(slot).or_default() -= i128::from(b);
+    }
+    for &(slot, b) in diff {
+        *moves.entry(slot).or_default() += i128::from(b);
+    }
+    let top_kind = moves
+        .into_iter()
+        .filter(|m| m.1 != 0)
+        .max_by(|a, b| a.1.abs().cmp(&b.1.abs()).then(b.0.cmp(&a.0)))
+        .map(|(slot, delta)| (t.union.kind_name(slot).to_string(), delta));
+    MethodDelta {
+        context: info.context,
+        name: info.name.clone(),
+        tier: info.tier.clone(),
+        base: t.base_bytes[i as usize],
+        diff: t.diff_bytes[i as usize],
+        top_kind,
+    }
+}
+
+fn quantiles(mut v: Vec<u64>) -> Quantiles {
+    v.sort_unstable();
+    Quantiles {
+        p50: crate::report::quantile(&v, 0.5),
+        p90: crate::report::quantile(&v, 0.9),
+        p99: crate::report::quantile(&v, 0.99),
+        max: v.last().copied().unwrap_or(0),
+    }
+}
+
+/// The bucket of [`CHANGE_BUCKETS`] a method's change falls in.
+pub fn change_bucket(base: u64, diff: u64) -> usize {
+    if base == diff {
+        return 4;
+    }
+    let p = pct_change(base, diff).unwrap_or(f64::INFINITY);
+    match p {
+        p if p <= -50.0 => 0,
+        p if p <= -10.0 => 1,
+        p if p <= -1.0 => 2,
+        p if p < 0.0 => 3,
+        p if p < 1.0 => 5,
+        p if p < 10.0 => 6,
+        p if p < 50.0 => 7,
+        p if p < 100.0 => 8,
+        _ => 9,
+    }
+}
+
+/// Makes the report from a finished tally and its described top lists.
+pub(crate) fn finish(
+    t: Tally,
+    options: &DiffOptions,
+    lists: [Vec<MethodDelta>; 4],
+    listed: &[u32],
+    warnings: Vec<String>,
+) -> MemDiff {
+    let mut groups: Vec<Group> = GROUP_NAMES
+        .iter()
+        .zip(t.groups_base.iter().zip(&t.groups_diff))
+        .map(|(n, (b, d))| Group {
+            name: n.to_string(),
+            methods: 0,
+            base: *b,
+            diff: *d,
+        })
+        .collect();
+    let mut distribution = Distribution {
+        change_histogram: vec![0; CHANGE_BUCKETS.len()],
+        ..Distribution::default()
+    };
+    let mut pairs = Vec::with_capacity(t.base_bytes.len());
+    for i in (0..t.base_bytes.len()).filter(|&i| t.matched[i]) {
+        let (b, d) = (t.base_bytes[i], t.diff_bytes[i]);
+        groups[0].methods += 1;
+        groups[t.group[i] as usize].methods += 1;
+        match d.cmp(&b) {
+            std::cmp::Ordering::Greater => distribution.grew += 1,
+            std::cmp::Ordering::Less => distribution.shrank += 1,
+            std::cmp::Ordering::Equal => distribution.same += 1,
+        }
+        distribution.change_histogram[change_bucket(b, d)] += 1;
+        pairs.push((b, d));
+    }
+    let mut coverage = t.coverage.clone();
+    coverage.matched = groups[0].methods;
+    groups.retain(|g| g.name == "Overall" || g.methods > 0);
+    distribution.base = quantiles(pairs.iter().map(|p| p.0).collect());
+    distribution.diff = quantiles(pairs.iter().map(|p| p.1).collect());
+    let kinds = kind_deltas(&t);
+    let phases = phase_deltas(&t);
+    let scatter = scatter_sample(&t, listed);
+    let [top_growth, top_shrinkage, top_relative_growth, top_relative_shrinkage] = lists;
+    let mut diff = MemDiff {
+        coverage,
+        groups,
+        kinds,
+        phases,
+        has_kinds: true,
+        ignored_kinds: options.ignore_kinds.clone(),
+        distribution,
+        top_growth,
+        top_shrinkage,
+        top_relative_growth,
+        top_relative_shrinkage,
+        min_method_bytes: options.min_method_bytes,
+        scatter,
+        verdict: Verdict {
+            regression: false,
+            rule: String::new(),
+            failures: Vec::new(),
+            thresholds: options.thresholds.clone(),
+        },
+        warnings,
+    };
+    diff.verdict = judge(&diff, &options.thresholds, &pairs);
+    diff
+}
+
+fn kind_deltas(t: &Tally) -> Vec<Delta> {
+    let (b, d) = (&t.sums_base, &t.sums_diff);
+    let mut kinds: Vec<Delta> = (0..t.union.kind_count())
+        .filter(|&s| !t.ignored.get(s).copied().unwrap_or(false))
+        .map(|s| Delta {
+            name: t.union.kind_name(s as u32).to_string(),
+            base: b.kinds.get(s).copied().unwrap_or(0),
+            diff: d.kinds.get(s).copied().unwrap_or(0),
+        })
+        .collect();
+    if b.invalid_kind > 0 || d.invalid_kind > 0 {
+        kinds.push(Delta {
+            name: t.union.kind_name(INVALID).to_string(),
+            base: b.invalid_kind,
+            diff: d.invalid_kind,
+        });
+    }
+    kinds.sort_by(|x, y| {
+        y.delta()
+            .abs()
+            .cmp(&x.delta().abs())
+            .then_with(|| x.name.cmp(&y.name))
+    });
+    kinds
+}
+
+fn phase_deltas(t: &Tally) -> Vec<Delta> {
+    let (b, d) = (&t.sums_base, &t.sums_diff);
+    let mut phases: Vec<Delta> = (0..t.union.phase_count())
+        .map(|s| Delta {
+            name: t.union.phase_name(s as u32).to_string(),
+            base: b.phases.get(s).copied().unwrap_or(0),
+            diff: d.phases.get(s).copied().unwrap_or(0),
+        })
+        .collect();
+    if (b.no_phase > 0 || d.no_phase > 0) && !phases.is_empty() {
+        phases.push(Delta {
+            name: t.union.phase_name(INVALID).to_string(),
+            base: b.no_phase,
+            diff: d.no_phase,
+        });
+    }
+    phases
+}
+
+/// Up to 4,000 (base, diff) pairs of matched methods: the listed ones and an even sample of
+/// the rest, each method once.
+fn scatter_sample(t: &Tally, listed: &[u32]) -> Vec<(u64, u64)> {
+    const MAX: usize = 4000;
+    let matched: Vec<usize> = (0..t.base_bytes.len()).filter(|&i| t.matched[i]).collect();
+    let room = MAX - listed.len().min(MAX / 2);
+    let step = matched.len().div_ceil(room).max(1);
+    let mut chosen: Vec<usize> = matched.into_iter().step_by(step).collect();
+    chosen.extend(listed.iter().map(|&i| i as usize));
+    chosen.sort_unstable();
+    chosen.dedup();
+    chosen.truncate(MAX);
+    chosen
+        .into_iter()
+        .map(|i| (t.base_bytes[i], t.diff_bytes[i]))
+        .collect()
+}

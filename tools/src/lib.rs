@@ -1,0 +1,23 @@
+//! # jitarena-tools
+//!
+//! The `jitarena` command and what it is built from, over the library's stats logs and
+//! allocation traces (the library itself, which a JIT links, is the `jitarena` crate):
+//!
+//! - [`cli`]: the command line (`stats`, `dump`, `merge`, `gen`, `replay`, `memdiff`, `demo`);
+//! - [`diff`]: memdiff, per collection, and the gate's verdict;
+//! - [`report`]: the stats tables and the diff reports (text, markdown, JSON, HTML);
+//! - [`harness`]: the replay harness and its C driver (the header's inline path);
+//! - [`gen`]: the RyuJIT-like workload generator;
+//! - [`logtools`] and [`union`]: merge, dump, and the union of kind and phase lists;
+//! - [`output`] and [`progress`]: safe output files and progress bars.
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod diff;
+pub mod gen;
+pub mod harness;
+pub mod logtools;
+pub mod output;
+pub mod progress;
+pub mod report;
+pub mod union;

@@ -1,0 +1,263 @@
+//! `jitarena merge` and `jitarena dump`: many shards into one log, and logs or traces into rows
+//! for spreadsheets and scripts.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::output::{check_not_input, OutputFile};
+use crate::progress::Progress;
+use jitarena::error::{Error, ErrorCode};
+use jitarena::format::{self, io_error, Content};
+use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodRecord};
+
+use crate::union::SchemaUnion;
+
+/// Reads every record of every log, calling `f` on each; returns the readers' warnings.
+pub fn for_each_record(
+    paths: &[PathBuf],
+    f: impl FnMut(&MethodRecord) -> Result<(), Error>,
+) -> Result<Vec<String>, Error> {
+    each_record(paths, &Progress::hidden(), "", f)
+}
+
+/// [`for_each_record`], counting records on `progress` with the stage `pass` and the file.
+fn each_record(
+    paths: &[PathBuf],
+    progress: &Progress,
+    pass: &str,
+    mut f: impl FnMut(&MethodRecord) -> Result<(), Error>,
+) -> Result<Vec<String>, Error> {
+    let mut warnings = Vec::new();
+    for (i, path) in paths.iter().enumerate() {
+        progress.set_stage(format!("{pass}file {}/{}", i + 1, paths.len()));
+        let mut reader = LogReader::open(path)?;
+        // Counted in batches: a record takes about a microsecond, a count a clock reading.
+        let mut uncounted = 0;
+        while let Some(r) = reader.next_record()? {
+            f(&r)?;
+            uncounted += 1;
+            if uncounted == 1024 {
+                progress.add(uncounted);
+                uncounted = 0;
+            }
+        }
+        progress.add(uncounted);
+        warnings.extend(reader.warnings().iter().cloned());
+    }
+    Ok(warnings)
+}
+
+/// The union of the schemas of these logs (a first pass over them).
+pub fn union_of(paths: &[PathBuf]) -> Result<SchemaUnion, Error> {
+    union_shown(paths, &Progress::hidden())
+}
+
+fn union_shown(paths: &[PathBuf], progress: &Progress) -> Result<SchemaUnion, Error> {
+    let mut union = SchemaUnion::default();
+    each_record(paths, progress, "schemas (pass 1/2), ", |r| {
+        union.add(&r.schema);
+        Ok(())
+    })?;
+    Ok(union)
+}
+
+/// Merges logs into one at `out`, with one schema: the union of theirs by name. Returns the
+/// number of records and the readers' warnings. `out` may not be one of the logs (callers that
+/// list directories also check it against them: [`check_not_input`]); it is written under a
+/// temporary name and renamed into place when complete, so a failed merge leaves any earlier
+/// file as it was. Progress is counted on `progress` (both passes: the schemas, then the
+/// records).
+pub fn merge(
+    paths: &[PathBuf],
+    out: &Path,
+    progress: &Progress,
+) -> Result<(u64, Vec<String>), Error> {
+    check_not_input(out, paths)?;
+    let union = union_shown(paths, progress)?;
+    let schema = Arc::new(union.schema()?);
+    let file = OutputFile::create(out)?;
+    let io = |e: std::io::Error| io_error(out, "write", &e);
+    let mut writer = LogWriter::new(std::io::BufWriter::new(file.file())).map_err(io)?;
+    let mut counts = MethodCounts::default();
+    let mut n = 0;
+    let warnings = each_record(paths, progress, "records (pass 2/2), ", |r| {
+        union.remap(&r.schema, &r.counts, &mut counts);
+        union.seal(&mut counts);
+        n += 1;
+        let i = &r.info;
+        writer
+            .write(
+                &schema,
+                i.name.as_deref(),
+                i.context,
+                i.tier.as_deref(),
+                &counts,
+            )
+            .map_err(io)
+    })?;
+    writer
+        .finish()
+        .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+        .map_err(io)?;
+    file.commit()?;
+    progress.finish();
+    Ok((n, warnings))
+}
+
+/// Output formats of `dump`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DumpFormat {
+    /// One CSV row per method, one column per kind's bytes and per phase's bytes.
+    Csv,
+    /// One JSON object per line per method.
+    Jsonl,
+    /// Traces only: the plain text trace format.
+    Text,
+}
+
+/// Writes logs (or, in text format, traces) as rows to `out`, named `out_name` in messages.
+/// Returns the readers' warnings.
+pub fn dump(
+    paths: &[PathBuf],
+    fmt: DumpFormat,
+    out: &mut impl Write,
+    out_name: &Path,
+) -> Result<Vec<String>, Error> {
+    let w = |e: std::io::Error| io_error(out_name, "write", &e);
+    if fmt == DumpFormat::Text {
+        let mut warnings = Vec::new();
+        for path in paths {
+            // Opened once: a trace from a pipe cannot be opened a second time.
+            let source = format::Source::open(path)?;
+            if source.content() == Some(Content::Log) {
+                return Err(Error::new(ErrorCode::Io, format!("{}: a stats log has no events; `--format text` dumps traces (use csv or jsonl)", path.display())));
+            }
+            let mut reader = jitarena::trace::from_source(source)?;
+            while let Some(m) = reader.next_method()? {
+                jitarena::trace::write_text(out, &m).map_err(w)?;
+            }
+            warnings.extend(reader.warnings());
+        }
+        return Ok(warnings);
+    }
+    let union = union_of(paths)?;
+    let schema = union.schema()?;
+    let mut counts = MethodCounts::default();
+    let invalid = schema.kinds.len() as u32;
+    if fmt == DumpFormat::Csv {
+        let csv_err = |e: ::csv::Error| {
+            let text = e.to_string();
+            match e.into_kind() {
+                ::csv::ErrorKind::Io(e) => w(e),
+                _ => Error::new(ErrorCode::Io, format!("{}: {text}", out_name.display())),
+            }
+        };
+        // The `csv` crate quotes a cell only when it has to (a comma, quote or line break).
+        let mut csv = ::csv::WriterBuilder::new()
+            .flexible(false)
+            .from_writer(&mut *out);
+        let mut header: Vec<String> = [
+            "context",
+            "tier",
+            "name",
+            "bytes",
+            "allocations",
+            "used_bytes",
+            "reserved_bytes",
+            "pages",
+            "largest_alloc",
+            "limit_hit",
+        ]
+        .map(String::from)
+        .to_vec();
+        header.extend(schema.kinds.iter().map(|k| format!("bytes:{k}")));
+        header.push(format!("bytes:{}", jitarena::counters::INVALID_KIND_NAME));
+        header.extend(schema.phases.iter().map(|p| format!("phase:{p}")));
+        csv.write_record(&header).map_err(csv_err)?;
+        let warnings = for_each_record(paths, |r| {
+            union.remap(&r.schema, &r.counts, &mut counts);
+            union.seal(&mut counts);
+            let c = &counts;
+            let mut kinds = vec![0u64; schema.kinds.len() + 1];
+            c.kinds.iter().for_each(|&(s, b, _)| kinds[s as usize] += b);
+            let mut phases = vec![0u64; schema.phases.len()];
+            for &(slot, bytes) in &c.phases {
+                if let Some(cell) = phases.get_mut(slot as usize) {
+                    *cell += bytes;
+                }
+            }
+            let mut row = vec![
+                r.info.context.to_string(),
+                r.info.tier.clone().unwrap_or_default(),
+                r.info.name.clone().unwrap_or_default(),
+                c.total_bytes().to_string(),
+                c.total_count().to_string(),
+                c.used_bytes.to_string(),
+                c.reserved_bytes.to_string(),
+                c.page_count.to_string(),
+                c.largest_alloc.to_string(),
+                u8::from(c.limit_hit).to_string(),
+            ];
+            row.extend(kinds.iter().chain(&phases).map(u64::to_string));
+            csv.write_record(&row).map_err(csv_err)
+        })?;
+        csv.flush().map_err(w)?;
+        return Ok(warnings);
+    }
+    for_each_record(paths, |r| {
+        union.remap(&r.schema, &r.counts, &mut counts);
+        union.seal(&mut counts);
+        let c = &counts;
+        let (name, tier) = (
+            r.info.name.as_deref().unwrap_or(""),
+            r.info.tier.as_deref().unwrap_or(""),
+        );
+        let line = {
+            let mut kinds = serde_json::Map::new();
+            for &(s, b, n) in &c.kinds {
+                let k = if s == invalid {
+                    jitarena::counters::INVALID_KIND_NAME
+                } else {
+                    schema.kinds[s as usize].as_str()
+                };
+                // A kind named like the invalid-kind slot shares its entry: sums, not a
+                // duplicate key.
+                let (b0, n0) = kinds.get(k).map_or((0, 0), |v| {
+                    (
+                        v["bytes"].as_u64().unwrap_or(0),
+                        v["count"].as_u64().unwrap_or(0),
+                    )
+                });
+                kinds.insert(
+                    k.to_string(),
+                    json!({"bytes": b0.saturating_add(b), "count": n0.saturating_add(n)}),
+                );
+            }
+            let mut phases = serde_json::Map::new();
+            for &(s, b) in &c.phases {
+                let name = schema.phase_name(s as usize);
+                let b0 = phases.get(name).and_then(serde_json::Value::as_u64);
+                phases.insert(name.to_string(), json!(b0.unwrap_or(0).saturating_add(b)));
+            }
+            let row = json!({
+                "context": r.info.context,
+                "tier": tier,
+                "name": name,
+                "bytes": c.total_bytes(),
+                "allocations": c.total_count(),
+                "used_bytes": c.used_bytes,
+                "reserved_bytes": c.reserved_bytes,
+                "pages": c.page_count,
+                "largest_alloc": c.largest_alloc,
+                "limit_hit": c.limit_hit,
+                "kinds": kinds,
+                "phases": phases,
+            });
+            serde_json::to_string(&row).unwrap_or_default()
+        };
+        writeln!(out, "{line}").map_err(w)
+    })
+}

@@ -1,0 +1,491 @@
+//! `jitarena stats`: the aggregate of one or more stats logs, laid out as the .NET JIT's memory
+//! statistics (totals, then `kind | size | pct`), plus per-method percentiles, the largest
+//! methods, the tier split and the phase table.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::{pct, quantile, thousands};
+use crate::union::SchemaUnion;
+use jitarena::error::Error;
+use jitarena::log::{add_checked, sum_too_large, LogReader, MethodCounts};
+
+/// How many of the largest methods to list.
+pub const TOP_METHODS: usize = 10;
+
+/// A named pair of totals (a kind, a phase, a tier).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// The name.
+    pub name: String,
+    /// Bytes requested.
+    pub bytes: u64,
+    /// Allocations (for kinds and tiers) or methods (for tiers: see [`Stats::tiers`]).
+    pub count: u64,
+    /// Methods (tiers only; 0 elsewhere).
+    pub methods: u64,
+}
+
+/// One of the largest methods.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TopMethod {
+    /// Bytes requested.
+    pub bytes: u64,
+    /// Allocations.
+    pub allocations: u64,
+    /// Context number (-1: unknown).
+    pub context: i64,
+    /// Tier, or empty.
+    pub tier: String,
+    /// Name, or empty.
+    pub name: String,
+}
+
+/// The aggregate of a set of logs.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Log files read.
+    pub files: usize,
+    /// Methods.
+    pub methods: u64,
+    /// Allocations.
+    pub allocations: u64,
+    /// Bytes requested.
+    pub bytes: u64,
+    /// Rounded bytes handed out.
+    pub used: u64,
+    /// Page bytes obtained.
+    pub reserved: u64,
+    /// Pages obtained.
+    pub pages: u64,
+    /// The largest single request.
+    pub largest: u64,
+    /// Methods that hit their memory limit.
+    pub limit_hits: u64,
+    /// Bytes requested per method, sorted.
+    pub method_bytes: Vec<u64>,
+    /// The largest methods, largest first.
+    pub top: Vec<TopMethod>,
+    /// Per tier (`count` = allocations, `methods` = methods), by name.
+    pub tiers: Vec<Named>,
+    /// Per kind, by bytes (largest first), then name.
+    pub kinds: Vec<Named>,
+    /// Per phase, in phase order of the logs.
+    pub phases: Vec<Named>,
+    /// Readers' warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Files to read for the given paths: a directory stands for the files in it (not recursive),
+/// sorted by name.
+pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path)
+                .map_err(|e| jitarena::format::io_error(path, "list", &e))?;
+            let entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            // A shard linked to a log that is not there would be left out silently.
+            if let Some(dangling) = entries
+                .iter()
+                .filter(|p| std::fs::metadata(p).is_err())
+                .min()
+            {
+                return Err(Error::new(
+                    jitarena::ErrorCode::Io,
+                    format!(
+                        "{}: cannot be read (a dangling link, or a loop?)",
+                        dangling.display()
+                    ),
+                ));
+            }
+            let mut files: Vec<PathBuf> = entries.into_iter().filter(|p| p.is_file()).collect();
+            if files.is_empty() {
+                return Err(Error::new(
+                    jitarena::ErrorCode::Io,
+                    format!("{}: the directory holds no log", path.display()),
+                ));
+            }
+            files.sort();
+            out.extend(files);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Reads logs and sums them up.
+pub fn collect(paths: &[PathBuf]) -> Result<Stats, Error> {
+    let files = expand_inputs(paths)?;
+    let mut acc = Accumulator::default();
+    for path in &files {
+        acc.read(path)?;
+    }
+    acc.finish(files.len())
+}
+
+#[derive(Default)]
+struct Accumulator {
+    stats: Stats,
+    union: SchemaUnion,
+    kinds: Vec<(u64, u64)>,
+    invalid: (u64, u64),
+    phases: Vec<u64>,
+    no_phase: u64,
+    tiers: HashMap<String, (u64, u64, u64)>,
+    top: BinaryHeap<Reverse<TopMethod>>,
+    scratch: MethodCounts,
+}
+
+impl Accumulator {
+    fn read(&mut self, path: &Path) -> Result<(), Error> {
+        let mut reader = LogReader::open(path)?;
+        while let Some(r) = reader.next_record()? {
+            self.union.add(&r.schema);
+            self.union.remap(&r.schema, &r.counts, &mut self.scratch);
+            let c = &self.scratch;
+            let (kinds, phases) = (self.union.kind_count(), self.union.phase_count());
+            self.kinds.resize(kinds, (0, 0));
+            self.phases.resize(phases, 0);
+            for &(slot, bytes, count) in &c.kinds {
+                let cell = self
+                    .kinds
+                    .get_mut(slot as usize)
+                    .unwrap_or(&mut self.invalid);
+                add_checked(&mut cell.0, bytes, path, "bytes of a kind")?;
+                add_checked(&mut cell.1, count, path, "allocations of a kind")?;
+            }
+            for &(slot, bytes) in &c.phases {
+                let cell = self
+                    .phases
+                    .get_mut(slot as usize)
+                    .unwrap_or(&mut self.no_phase);
+                add_checked(cell, bytes, path, "bytes of a phase")?;
+            }
+            let bytes = c
+                .checked_total_bytes()
+                .ok_or_else(|| sum_too_large(path, "bytes of a method"))?;
+            let allocations = c
+                .checked_total_count()
+                .ok_or_else(|| sum_too_large(path, "allocations of a method"))?;
+            let s = &mut self.stats;
+            s.methods += 1;
+            add_checked(&mut s.bytes, bytes, path, "bytes requested")?;
+            add_checked(&mut s.allocations, allocations, path, "allocations")?;
+            add_checked(&mut s.used, c.used_bytes, path, "used bytes")?;
+            add_checked(&mut s.reserved, c.reserved_bytes, path, "reserved bytes")?;
+            add_checked(&mut s.pages, c.page_count, path, "pages")?;
+            s.largest = s.largest.max(c.largest_alloc);
+            s.limit_hits += u64::from(c.limit_hit);
+            s.method_bytes.push(bytes);
+            let tier = r.info.tier.clone().unwrap_or_default();
+            let t = self.tiers.entry(tier.clone()).or_default();
+            t.0 += 1;
+            add_checked(&mut t.1, bytes, path, "bytes of a tier")?;
+            add_checked(&mut t.2, allocations, path, "allocations of a tier")?;
+            let smallest_kept = self.top.peek().map(|Reverse(m)| m.bytes);
+            if self.top.len() < TOP_METHODS || smallest_kept.is_some_and(|b| bytes > b) {
+                self.top.push(Reverse(TopMethod {
+                    bytes,
+                    allocations,
+                    context: r.info.context,
+                    tier,
+                    name: r.info.name.clone().unwrap_or_default(),
+                }));
+                if self.top.len() > TOP_METHODS {
+                    self.top.pop();
+                }
+            }
+        }
+        self.stats
+            .warnings
+            .extend(reader.warnings().iter().cloned());
+        Ok(())
+    }
+
+    fn finish(self, files: usize) -> Result<Stats, Error> {
+        let mut s = self.stats;
+        s.files = files;
+        s.method_bytes.sort_unstable();
+        let schema = self.union.schema()?;
+        let mut kinds: Vec<Named> = schema
+            .kinds
+            .iter()
+            .zip(&self.kinds)
+            .map(|(name, &(bytes, count))| Named {
+                name: name.clone(),
+                bytes,
+                count,
+                methods: 0,
+            })
+            .collect();
+        if self.invalid.1 > 0 {
+            let name = jitarena::counters::INVALID_KIND_NAME.to_string();
+            kinds.push(Named {
+                name,
+                bytes: self.invalid.0,
+                count: self.invalid.1,
+                methods: 0,
+            });
+        }
+        kinds.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
+        s.kinds = kinds;
+        let mut phases: Vec<Named> = schema
+            .phases
+            .iter()
+            .zip(&self.phases)
+            .map(|(name, &bytes)| Named {
+                name: name.clone(),
+                bytes,
+                count: 0,
+                methods: 0,
+            })
+            .collect();
+        if self.no_phase > 0 {
+            phases.push(Named {
+                name: jitarena::counters::NO_PHASE_NAME.into(),
+                bytes: self.no_phase,
+                count: 0,
+                methods: 0,
+            });
+        }
+        s.phases = phases;
+        let mut tiers: Vec<Named> = self
+            .tiers
+            .into_iter()
+            .map(|(name, (methods, bytes, count))| Named {
+                name,
+                bytes,
+                count,
+                methods,
+            })
+            .collect();
+        tiers.sort_by(|a, b| a.name.cmp(&b.name));
+        s.tiers = tiers;
+        s.top = self
+            .top
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Reverse(m)| m)
+            .collect();
+        Ok(s)
+    }
+}
+
+fn per(total: u64, n: u64) -> u64 {
+    total.checked_div(n).unwrap_or(0)
+}
+
+/// The console report.
+pub fn render_text(s: &Stats) -> String {
+    let mut o = String::new();
+    let m = s.methods;
+    let _ = writeln!(
+        o,
+        "jitarena stats: {} methods from {} log{}",
+        thousands(m),
+        s.files,
+        if s.files == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "  count: {}, size: {}, max = {}",
+        thousands(s.allocations),
+        thousands(s.bytes),
+        thousands(s.largest)
+    );
+    let _ = writeln!(
+        o,
+        "  allocateMemory: {}, nraUsed: {}",
+        thousands(s.reserved),
+        thousands(s.used)
+    );
+    let _ = writeln!(
+        o,
+        "  per method: {} allocations, {} bytes; {} page bytes obtained, {} used",
+        thousands(per(s.allocations, m)),
+        thousands(per(s.bytes, m)),
+        thousands(per(s.reserved, m)),
+        thousands(per(s.used, m))
+    );
+    let _ = writeln!(
+        o,
+        "  per allocation: {} bytes",
+        thousands(per(s.bytes, s.allocations))
+    );
+    if s.limit_hits > 0 {
+        let _ = writeln!(
+            o,
+            "  methods that hit the memory limit: {}",
+            thousands(s.limit_hits)
+        );
+    }
+    let b = &s.method_bytes;
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Bytes per method: p50 {}, p90 {}, p99 {}, max {}",
+        thousands(quantile(b, 0.5)),
+        thousands(quantile(b, 0.9)),
+        thousands(quantile(b, 0.99)),
+        thousands(b.last().copied().unwrap_or(0))
+    );
+    if s.tiers.len() > 1 || s.tiers.first().is_some_and(|t| !t.name.is_empty()) {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{:>22} | {:>10} | {:>14} | {:>8} | {:>12}",
+            "tier", "methods", "size", "pct", "per method"
+        );
+        let _ = writeln!(
+            o,
+            "  {:-<20}-+-{:-<10}-+-{:-<14}-+-{:-<8}-+-{:-<12}",
+            "", "", "", "", ""
+        );
+        for t in &s.tiers {
+            let name = if t.name.is_empty() {
+                "(unknown)"
+            } else {
+                &t.name
+            };
+            let _ = writeln!(
+                o,
+                "{name:>22} | {:>10} | {:>14} | {:>8} | {:>12}",
+                thousands(t.methods),
+                thousands(t.bytes),
+                pct(t.bytes, s.bytes),
+                thousands(per(t.bytes, t.methods))
+            );
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Alloc'd bytes by kind:");
+    let _ = writeln!(
+        o,
+        "{:>22} | {:>14} | {:>8} | {:>12}",
+        "kind", "size", "pct", "count"
+    );
+    let _ = writeln!(o, "  {:-<20}-+-{:-<14}-+-{:-<8}-+-{:-<12}", "", "", "", "");
+    for k in s.kinds.iter().filter(|k| k.count > 0) {
+        let _ = writeln!(
+            o,
+            "{:>22} | {:>14} | {:>8} | {:>12}",
+            k.name,
+            thousands(k.bytes),
+            pct(k.bytes, s.bytes),
+            thousands(k.count)
+        );
+    }
+    if !s.phases.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Alloc'd bytes by phase:");
+        let _ = writeln!(o, "{:>22} | {:>14} | {:>8}", "phase", "size", "pct");
+        let _ = writeln!(o, "  {:-<20}-+-{:-<14}-+-{:-<8}", "", "", "");
+        for p in &s.phases {
+            let _ = writeln!(
+                o,
+                "{:>22} | {:>14} | {:>8}",
+                p.name,
+                thousands(p.bytes),
+                pct(p.bytes, s.bytes)
+            );
+        }
+    }
+    if !s.top.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Largest methods:");
+        let _ = writeln!(
+            o,
+            "{:>16} | {:>12} | {:>8} | {:>9} | method",
+            "size", "allocations", "context", "tier"
+        );
+        for t in &s.top {
+            let _ = writeln!(
+                o,
+                "{:>16} | {:>12} | {:>8} | {:>9} | {}",
+                thousands(t.bytes),
+                thousands(t.allocations),
+                t.context,
+                t.tier,
+                t.name
+            );
+        }
+    }
+    o
+}
+
+/// The version of the JSON report's schema (`schema_version` in it; `docs/formats.md`).
+pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+/// The JSON report (schema in `docs/formats.md`): one line, ending in a newline.
+pub fn render_json(s: &Stats) -> String {
+    let named = |list: &[Named], with_count: bool| -> Vec<serde_json::Value> {
+        list.iter()
+            .map(|n| {
+                let mut v = json!({"name": n.name, "bytes": n.bytes});
+                if with_count {
+                    v["count"] = json!(n.count);
+                }
+                v
+            })
+            .collect()
+    };
+    let b = &s.method_bytes;
+    let tiers: Vec<serde_json::Value> = s
+        .tiers
+        .iter()
+        .map(|t| {
+            json!({
+                "tier": t.name,
+                "methods": t.methods,
+                "bytes": t.bytes,
+                "allocations": t.count,
+            })
+        })
+        .collect();
+    let top: Vec<serde_json::Value> = s
+        .top
+        .iter()
+        .map(|t| {
+            json!({
+                "bytes": t.bytes,
+                "allocations": t.allocations,
+                "context": t.context,
+                "tier": t.tier,
+                "name": t.name,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "schema_version": JSON_SCHEMA_VERSION,
+        "version": JSON_SCHEMA_VERSION,
+        "files": s.files,
+        "methods": s.methods,
+        "allocations": s.allocations,
+        "bytes": s.bytes,
+        "used_bytes": s.used,
+        "reserved_bytes": s.reserved,
+        "pages": s.pages,
+        "largest_alloc": s.largest,
+        "limit_hits": s.limit_hits,
+        "method_bytes": {
+            "p50": quantile(b, 0.5),
+            "p90": quantile(b, 0.9),
+            "p99": quantile(b, 0.99),
+            "max": b.last().copied().unwrap_or(0),
+        },
+        "tiers": tiers,
+        "kinds": named(&s.kinds, true),
+        "phases": named(&s.phases, false),
+        "largest_methods": top,
+    });
+    let mut out = serde_json::to_string(&doc).unwrap_or_default();
+    out.push('\n');
+    out
+}

@@ -1,0 +1,214 @@
+//! Uniting the kind and phase lists of many logs by name, so that shards, merged logs and the
+//! two sides of a diff can be added up and compared kind by kind.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use jitarena::counters::Schema;
+use jitarena::error::Error;
+use jitarena::log::MethodCounts;
+
+/// The slot of the invalid-kind (and no-phase) bucket in remapped counts.
+pub const INVALID: u32 = u32::MAX;
+
+/// The union of several schemas: every kind and phase name once, in the order first seen; each
+/// member schema's invalid-kind and no-phase buckets map to the union's. Adding a schema costs
+/// the length of its names once (it is hashed, and its names interned), whatever the number of
+/// schemas already added; adding the same `Arc` again costs a lookup.
+#[derive(Default)]
+pub struct SchemaUnion {
+    kinds: Vec<String>,
+    phases: Vec<String>,
+    kind_ids: HashMap<String, u32>,
+    phase_ids: HashMap<String, u32>,
+    /// Member schemas and their slot maps (named slots only; the buckets are mapped at use).
+    members: Vec<(Arc<Schema>, Vec<u32>, Vec<u32>)>,
+    /// Members by a hash of their names: readers of different files hold equal schemas in
+    /// different `Arc`s.
+    by_content: HashMap<u64, Vec<usize>>,
+    /// Every schema `Arc` seen, by address, with its member. The `Arc` is kept, so that its
+    /// address is not reused by another schema.
+    seen: HashMap<usize, (Arc<Schema>, usize)>,
+    /// Names hashed or interned and schemas compared so far.
+    work: u64,
+    /// Whether more names were seen than slots can number.
+    overflow: bool,
+}
+
+/// The most names a union holds: slots are `u32`, and [`INVALID`] is taken.
+const MAX_NAMES: usize = INVALID as usize - 1;
+
+impl SchemaUnion {
+    /// Adds a schema's names.
+    pub fn add(&mut self, schema: &Arc<Schema>) {
+        let address = Arc::as_ptr(schema) as usize;
+        if self.seen.contains_key(&address) {
+            return;
+        }
+        let hash = self.content_hash(schema);
+        let i = match self.find(hash, schema) {
+            Some(i) => i,
+            None => {
+                let kinds = schema
+                    .kinds
+                    .iter()
+                    .map(|k| intern(&mut self.kinds, &mut self.kind_ids, k, &mut self.overflow))
+                    .collect();
+                let phases = schema
+                    .phases
+                    .iter()
+                    .map(|p| intern(&mut self.phases, &mut self.phase_ids, p, &mut self.overflow))
+                    .collect();
+                self.work += (schema.kinds.len() + schema.phases.len()) as u64;
+                self.members.push((Arc::clone(schema), kinds, phases));
+                let i = self.members.len() - 1;
+                self.by_content.entry(hash).or_default().push(i);
+                i
+            }
+        };
+        self.seen.insert(address, (Arc::clone(schema), i));
+    }
+
+    /// A hash of the schema's names.
+    fn content_hash(&mut self, schema: &Schema) -> u64 {
+        self.work += (schema.kinds.len() + schema.phases.len()) as u64;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        schema.hash(&mut h);
+        h.finish()
+    }
+
+    /// The member with the names of `schema`, given their hash.
+    fn find(&mut self, hash: u64, schema: &Schema) -> Option<usize> {
+        let candidates = self.by_content.get(&hash)?;
+        self.work += candidates.len() as u64;
+        candidates
+            .iter()
+            .copied()
+            .find(|&i| *self.members[i].0 == *schema)
+    }
+
+    fn member(&self, schema: &Arc<Schema>) -> Option<usize> {
+        if let Some((_, i)) = self.seen.get(&(Arc::as_ptr(schema) as usize)) {
+            return Some(*i);
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        schema.hash(&mut h);
+        self.by_content
+            .get(&h.finish())?
+            .iter()
+            .copied()
+            .find(|&i| *self.members[i].0 == **schema)
+    }
+
+    /// Names hashed or interned and schemas compared so far: the union's work, which grows
+    /// with the names added, not with the square of the number of schemas.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// The united schema: any number of kinds and phases (see [`Schema::read`]).
+    pub fn schema(&self) -> Result<Schema, Error> {
+        if self.overflow {
+            return Err(Error::new(
+                jitarena::ErrorCode::Io,
+                format!("the logs name more than {MAX_NAMES} distinct kinds or phases"),
+            ));
+        }
+        Schema::read(self.kinds.clone(), self.phases.clone())
+    }
+
+    /// Number of united kinds (the invalid bucket is this index).
+    pub fn kind_count(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Number of united phases (the no-phase bucket is this index).
+    pub fn phase_count(&self) -> usize {
+        self.phases.len()
+    }
+
+    /// The name of united kind slot `slot` ([`INVALID`] and out-of-range: the invalid bucket).
+    pub fn kind_name(&self, slot: u32) -> &str {
+        self.kinds
+            .get(slot as usize)
+            .map_or(jitarena::counters::INVALID_KIND_NAME, String::as_str)
+    }
+
+    /// The name of united phase slot `slot` ([`INVALID`]: the no-phase bucket).
+    pub fn phase_name(&self, slot: u32) -> &str {
+        self.phases
+            .get(slot as usize)
+            .map_or(jitarena::counters::NO_PHASE_NAME, String::as_str)
+    }
+
+    /// `counts` (laid out against `schema`, which must have been added) re-laid against the
+    /// union, into `out`; slots stay in increasing order. The invalid-kind and no-phase buckets
+    /// become [`INVALID`], which stays valid as the union grows; [`SchemaUnion::seal`] turns
+    /// them into the final union schema's bucket slots.
+    pub fn remap(&self, schema: &Arc<Schema>, counts: &MethodCounts, out: &mut MethodCounts) {
+        let Some(i) = self.member(schema) else {
+            *out = counts.clone();
+            return;
+        };
+        let (_, kind_map, phase_map) = &self.members[i];
+        let (invalid, none) = (INVALID, INVALID);
+        out.kinds.clear();
+        out.kinds.extend(counts.kinds.iter().map(|&(slot, b, c)| {
+            (
+                kind_map.get(slot as usize).copied().unwrap_or(invalid),
+                b,
+                c,
+            )
+        }));
+        if !out.kinds.is_sorted_by_key(|k| k.0) {
+            out.kinds.sort_unstable_by_key(|k| k.0);
+        }
+        out.phases.clear();
+        out.phases.extend(
+            counts
+                .phases
+                .iter()
+                .map(|&(slot, b)| (phase_map.get(slot as usize).copied().unwrap_or(none), b)),
+        );
+        if !out.phases.is_sorted_by_key(|p| p.0) {
+            out.phases.sort_unstable_by_key(|p| p.0);
+        }
+        out.used_bytes = counts.used_bytes;
+        out.reserved_bytes = counts.reserved_bytes;
+        out.page_count = counts.page_count;
+        out.largest_alloc = counts.largest_alloc;
+        out.limit_hit = counts.limit_hit;
+    }
+}
+
+impl SchemaUnion {
+    /// Replaces the [`INVALID`] buckets of remapped counts with the slots of the finished
+    /// union's schema (its kind and phase counts), for writing against that schema.
+    pub fn seal(&self, counts: &mut MethodCounts) {
+        for k in counts.kinds.iter_mut().filter(|k| k.0 == INVALID) {
+            k.0 = self.kinds.len() as u32;
+        }
+        for p in counts.phases.iter_mut().filter(|p| p.0 == INVALID) {
+            p.0 = self.phases.len() as u32;
+        }
+    }
+}
+
+fn intern(
+    names: &mut Vec<String>,
+    ids: &mut HashMap<String, u32>,
+    name: &str,
+    overflow: &mut bool,
+) -> u32 {
+    if let Some(&id) = ids.get(name) {
+        return id;
+    }
+    if names.len() >= MAX_NAMES {
+        *overflow = true;
+        return INVALID;
+    }
+    names.push(name.to_string());
+    ids.insert(name.to_string(), names.len() as u32 - 1);
+    names.len() as u32 - 1
+}

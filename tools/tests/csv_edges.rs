@@ -1,0 +1,233 @@
+//! memdiff's CSV bridge (`memdiff --csv`) on the edges a hand-written reader trips on: a UTF-8
+//! byte order mark, quoted fields, newlines inside quotes, numbers at and past 2^64, NaN,
+//! negative numbers, empty cells, and errors that name the file and line.
+
+use std::path::{Path, PathBuf};
+
+use jitarena_tools::diff::{self, DiffOptions, MemDiff};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("csv_edges");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn write(name: &str, text: &[u8]) -> PathBuf {
+    let path = tmp(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn diff_of(path: &Path) -> Result<MemDiff, jitarena::Error> {
+    diff::diff_csv(path, "Base bytes", "Diff bytes", &DiffOptions::default())
+}
+
+fn error_of(name: &str, text: &str) -> String {
+    let path = write(name, text.as_bytes());
+    match diff_of(&path) {
+        Ok(_) => panic!("{name}: read without an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Overall base and diff bytes, and (matched, only in base, only in diff).
+fn totals(d: &MemDiff) -> ((u64, u64), (u64, u64, u64)) {
+    let g = &d.groups[0];
+    assert_eq!(g.name, "Overall");
+    let c = &d.coverage;
+    (
+        (g.base.bytes, g.diff.bytes),
+        (c.matched, c.only_base, c.only_diff),
+    )
+}
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_column() {
+    // The first column is one of the byte columns: with the BOM kept, it would not be found.
+    let path = write(
+        "bom.csv",
+        b"\xEF\xBB\xBFBase bytes,Diff bytes,Method\r\n100,150,A\r\n200,200,B\r\n",
+    );
+    let d = diff_of(&path).unwrap();
+    assert_eq!(totals(&d), ((300, 350), (2, 0, 0)));
+}
+
+#[test]
+fn quoted_fields_hold_commas_quotes_and_newlines() {
+    let text = "Method,Base bytes,Diff bytes\n\
+                \"Ns.C`1[System.Int32,System.String]:M()\",\"1,000\",2000\n\
+                \"a \"\"quoted\"\" name\",10,10\n\
+                \"two\nlines\",5,7\n\
+                \n\
+                last,1,1\n";
+    let path = write("quoted.csv", text.as_bytes());
+    let d = diff_of(&path).unwrap();
+    assert_eq!(totals(&d), ((1016, 2018), (4, 0, 0)));
+    let growth: Vec<_> = d.top_growth.iter().map(|m| m.name.clone()).collect();
+    assert_eq!(
+        growth.first().cloned().flatten().as_deref(),
+        Some("Ns.C`1[System.Int32,System.String]:M()")
+    );
+    assert!(
+        growth.contains(&Some("two\nlines".to_string())),
+        "{growth:?}"
+    );
+    // A row after a quoted newline is counted by its own line: the error names line 5.
+    let err = error_of(
+        "quoted-bad.csv",
+        "Method,Base bytes,Diff bytes\n\"two\nlines\",5,7\nok,1,1\nbad,x,1\n",
+    );
+    assert!(err.contains("quoted-bad.csv:5:"), "{err}");
+}
+
+#[test]
+fn numbers_up_to_2_to_the_64_are_read_exactly() {
+    // 1e19 is below 2^64 (about 1.8e19) and exact as a float: 10,000,000,000,000,000,000.
+    let path = write(
+        "big.csv",
+        b"Base bytes,Diff bytes\n1e19,18446744073709551615\n",
+    );
+    let d = diff_of(&path).unwrap();
+    assert_eq!(
+        totals(&d),
+        ((10_000_000_000_000_000_000, u64::MAX), (1, 0, 0))
+    );
+    // A decimal is rounded.
+    let path = write("decimal.csv", b"Base bytes,Diff bytes\n10.4,10.6\n");
+    assert_eq!(totals(&diff_of(&path).unwrap()), ((10, 11), (1, 0, 0)));
+}
+
+#[test]
+fn numbers_that_do_not_fit_are_errors_naming_file_and_line() {
+    for (name, value) in [
+        ("e300", "1e300"),
+        ("two-to-64", "18446744073709551616"),
+        ("e20", "2e19"),
+        ("nan", "NaN"),
+        ("inf", "inf"),
+        ("negative", "-5"),
+        ("word", "lots"),
+    ] {
+        let file = format!("{name}.csv");
+        let err = error_of(
+            &file,
+            &format!("Method,Base bytes,Diff bytes\nA,1,1\n\nB,{value},2\n"),
+        );
+        assert!(
+            err.contains(&format!(
+                "{file}:4: the Base bytes column holds \"{value}\""
+            )),
+            "{name}: {err}"
+        );
+        assert!(err.contains("not a number of bytes"), "{name}: {err}");
+    }
+}
+
+#[test]
+fn an_empty_cell_puts_the_method_on_one_side() {
+    let text = "Method,Base bytes,Diff bytes\nboth,10,20\nbase-only,30,\ndiff-only,,40\n\"\",,\n";
+    let path = write("one-sided.csv", text.as_bytes());
+    let d = diff_of(&path).unwrap();
+    assert_eq!(totals(&d), ((10, 20), (1, 1, 1)));
+    assert_eq!(
+        (d.coverage.only_base_bytes, d.coverage.only_diff_bytes),
+        (30, 40)
+    );
+    assert_eq!(
+        d.coverage.missing_in_diff[0].name.as_deref(),
+        Some("base-only")
+    );
+    assert_eq!(
+        d.coverage.missing_in_base[0].name.as_deref(),
+        Some("diff-only")
+    );
+}
+
+#[test]
+fn an_unreadable_file_is_an_error_naming_file_and_line() {
+    let err = error_of("empty.csv", "");
+    assert!(err.contains("empty.csv:1: the file is empty"), "{err}");
+    let err = error_of("no-column.csv", "Method,Base bytes\nA,1\n");
+    assert!(
+        err.contains("no-column.csv:1: no column \"Diff bytes\""),
+        "{err}"
+    );
+    let path = write(
+        "not-utf8.csv",
+        b"Method,Base bytes,Diff bytes\nA,1,1\n\xFF\xFE,2,2\n",
+    );
+    let err = diff_of(&path).unwrap_err().to_string();
+    assert!(err.contains("not-utf8.csv:3: not UTF-8"), "{err}");
+    // The sums are checked too, on the line that overflows them.
+    let err = error_of(
+        "sum.csv",
+        "Base bytes,Diff bytes\n18446744073709551615,1\n1,1\n",
+    );
+    assert!(
+        err.contains("sum.csv:3: the matched methods' base bytes add up"),
+        "{err}"
+    );
+}
+
+/// `dump --format csv` writes names with commas, quotes and newlines (and kinds and phases
+/// named with commas and quotes) as cells a CSV reader gives back exactly.
+#[test]
+fn dump_csv_reads_back_exactly() {
+    use jitarena::log::LogWriter;
+    use jitarena::{MethodCounts, Schema};
+    use std::sync::Arc;
+    let schema = Arc::new(
+        Schema::new(
+            vec!["plain".into(), "a,\"kind\"".into()],
+            vec!["p,\"1\"".into()],
+        )
+        .unwrap(),
+    );
+    let names = ["Ns.C`1[A,B]:M()", "say \"hi\"", "two\r\nlines", ""];
+    let log = tmp("hostile.jas");
+    let mut w = LogWriter::new(std::fs::File::create(&log).unwrap()).unwrap();
+    for (i, name) in names.iter().enumerate() {
+        let counts = MethodCounts {
+            kinds: vec![(0, 10 + i as u64, 1), (1, 100 + i as u64, 2)],
+            phases: vec![(0, 110 + 2 * i as u64)],
+            ..MethodCounts::default()
+        };
+        let name = Some(*name).filter(|n| !n.is_empty());
+        w.write(&schema, name, i as i64, Some("Tier,0"), &counts)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jitarena"))
+        .args(["dump", "--format", "csv", log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut reader = csv::Reader::from_reader(out.stdout.as_slice());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header[2], "name");
+    assert_eq!(
+        header[10..],
+        [
+            "bytes:plain",
+            "bytes:a,\"kind\"",
+            "bytes:(invalid kind)",
+            "phase:p,\"1\""
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), names.len());
+    for (i, (row, name)) in rows.iter().zip(names).enumerate() {
+        let i = i as u64;
+        assert_eq!(&row[0], i.to_string());
+        assert_eq!(&row[1], "Tier,0");
+        assert_eq!(&row[2], name);
+        assert_eq!(&row[3], (110 + 2 * i).to_string());
+        assert_eq!(&row[10], (10 + i).to_string());
+        assert_eq!(&row[11], (100 + i).to_string());
+        assert_eq!(&row[13], (110 + 2 * i).to_string());
+    }
+}
