@@ -1,26 +1,7 @@
-//! Compiles the replay driver (`src/driver/replay.c`) from the library's header (`../include`), twice: with counters
-//! and with `JITARENA_NO_COUNTERS` (and, with `--features llvm-bench`, LLVM's allocator for the
-//! benchmarks). Passes the target triple on to the tests that compile C and
-//! C++ programs with the `cc` crate.
+//! With `--features llvm-bench`, compiles LLVM's allocator for the allocation benchmark. Passes
+//! the target triple on to the tests that compile C and C++ programs with the `cc` crate.
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=../include/jitarena.h");
-    println!("cargo:rerun-if-changed=src/driver/replay.c");
-    for (name, uncounted) in [
-        ("jitarena_replay_counted", false),
-        ("jitarena_replay_uncounted", true),
-    ] {
-        let mut build = cc::Build::new();
-        build
-            .file("src/driver/replay.c")
-            .include("../include")
-            .opt_level(2)
-            .warnings(true);
-        if uncounted {
-            build.define("JITARENA_NO_COUNTERS", None);
-        }
-        build.compile(name);
-    }
     if std::env::var_os("CARGO_FEATURE_LLVM_BENCH").is_some() {
         build_llvm_bench();
     }
