@@ -47,6 +47,9 @@ pub struct MethodCounts {
     pub largest_alloc: u64,
     /// Whether a request failed on the memory limit.
     pub limit_hit: bool,
+    /// Bytes per (phase slot, kind slot), non-zero entries only, sorted by phase then kind;
+    /// empty unless the arena was created with `kinds_by_phase` on.
+    pub phase_kind_bytes: Vec<(u32, u32, u64)>,
 }
 
 impl MethodCounts {

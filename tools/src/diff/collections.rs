@@ -456,6 +456,33 @@ impl Report {
         sums
     }
 
+    /// Per (phase, kind) pair, bytes summed by name over every collection, by absolute delta
+    /// (largest first), then names; empty unless some arena recorded kinds by phase.
+    pub fn phase_kinds_across(&self) -> Vec<super::PhaseKindDelta> {
+        let mut sums: Vec<super::PhaseKindDelta> = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        for c in &self.collections {
+            for d in &c.diff.phase_kinds {
+                let i = *index
+                    .entry((d.phase.clone(), d.kind.clone()))
+                    .or_insert_with(|| {
+                        sums.push(super::PhaseKindDelta {
+                            phase: d.phase.clone(),
+                            kind: d.kind.clone(),
+                            base: 0,
+                            diff: 0,
+                        });
+                        sums.len() - 1
+                    });
+                // Parts of the kind totals that check_sums bounds: exact.
+                sums[i].base = sums[i].base.saturating_add(d.base);
+                sums[i].diff = sums[i].diff.saturating_add(d.diff);
+            }
+        }
+        super::sort_phase_kinds(&mut sums);
+        sums
+    }
+
     /// The methods that grew most across collections, by bytes, each with its collection:
     /// at most `n`, none that grew by less than [`Report::min_delta_bytes`].
     pub fn top_growth_across(&self, n: usize) -> Vec<(&str, &MethodDelta)> {

@@ -124,6 +124,38 @@ impl Delta {
     }
 }
 
+/// Bytes of one kind while one phase was current (from arenas made with `kinds_by_phase` on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseKindDelta {
+    /// The phase's name.
+    pub phase: String,
+    /// The kind's name.
+    pub kind: String,
+    /// Base bytes.
+    pub base: u64,
+    /// Diff bytes.
+    pub diff: u64,
+}
+
+impl PhaseKindDelta {
+    /// Diff minus base.
+    pub fn delta(&self) -> i128 {
+        i128::from(self.diff) - i128::from(self.base)
+    }
+}
+
+/// Sorts (phase, kind) pairs as the reports list them: by absolute delta (largest first),
+/// then phase and kind name.
+pub(crate) fn sort_phase_kinds(rows: &mut [PhaseKindDelta]) {
+    rows.sort_by(|x, y| {
+        y.delta()
+            .abs()
+            .cmp(&x.delta().abs())
+            .then_with(|| x.phase.cmp(&y.phase))
+            .then_with(|| x.kind.cmp(&y.kind))
+    });
+}
+
 /// A method in a top list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodDelta {
@@ -285,6 +317,9 @@ pub struct MemDiff {
     pub kinds: Vec<Delta>,
     /// Per phase, in phase order; empty where no phases were recorded.
     pub phases: Vec<Delta>,
+    /// Per (phase, kind) pair with bytes on either side, by absolute delta (largest first);
+    /// empty unless a side's arenas recorded kinds by phase (`kinds_by_phase`).
+    pub phase_kinds: Vec<PhaseKindDelta>,
     /// Whether per-kind figures exist (not for a CSV diff).
     pub has_kinds: bool,
     /// Kinds left out of the totals.

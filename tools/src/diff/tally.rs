@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{
-    judge, pct_change, Coverage, Delta, DiffOptions, Distribution, Group, MemDiff, MethodDelta,
-    Quantiles, Totals, Verdict, CHANGE_BUCKETS, GROUP_NAMES,
+    judge, pct_change, sort_phase_kinds, Coverage, Delta, DiffOptions, Distribution, Group,
+    MemDiff, MethodDelta, PhaseKindDelta, Quantiles, Totals, Verdict, CHANGE_BUCKETS, GROUP_NAMES,
 };
 use crate::union::{SchemaUnion, INVALID};
 use jitarena::error::{Error, ErrorCode};
@@ -89,6 +89,9 @@ pub(crate) fn strip_ignored(ignored: &[bool], counts: &mut MethodCounts) -> Tota
         counts
             .kinds
             .retain(|k| !ignored.get(k.0 as usize).copied().unwrap_or(false));
+        counts
+            .phase_kind_bytes
+            .retain(|e| !ignored.get(e.1 as usize).copied().unwrap_or(false));
     }
     Totals {
         bytes: counts.total_bytes(),
@@ -105,6 +108,8 @@ pub(crate) struct Sums {
     invalid_kind: u64,
     phases: Vec<u64>,
     no_phase: u64,
+    /// Bytes per (phase, kind) pair of united slots (the buckets as [`INVALID`]).
+    phase_kinds: FastMap<(u32, u32), u64>,
 }
 
 impl Sums {
@@ -139,6 +144,9 @@ impl Sums {
                     .unwrap_or(&mut self.no_phase),
                 bytes,
             );
+        }
+        for &(phase, kind, bytes) in &c.phase_kind_bytes {
+            apply(self.phase_kinds.entry((phase, kind)).or_default(), bytes);
         }
         ok
     }
@@ -383,6 +391,7 @@ pub(crate) fn finish(
     distribution.diff = quantiles(pairs.iter().map(|p| p.1).collect());
     let kinds = kind_deltas(&t);
     let phases = phase_deltas(&t);
+    let phase_kinds = phase_kind_rows(&t.union, &t.sums_base, &t.sums_diff);
     let scatter = scatter_sample(&t, listed);
     let [top_growth, top_shrinkage, top_relative_growth, top_relative_shrinkage] = lists;
     let mut diff = MemDiff {
@@ -390,6 +399,7 @@ pub(crate) fn finish(
         groups,
         kinds,
         phases,
+        phase_kinds,
         has_kinds: true,
         ignored_kinds: options.ignore_kinds.clone(),
         distribution,
@@ -454,6 +464,34 @@ fn phase_deltas(t: &Tally) -> Vec<Delta> {
         });
     }
     phases
+}
+
+/// Every (phase, kind) pair with bytes on either side, named, by absolute delta.
+pub(crate) fn phase_kind_rows(
+    union: &SchemaUnion,
+    base: &Sums,
+    diff: &Sums,
+) -> Vec<PhaseKindDelta> {
+    let mut keys: Vec<(u32, u32)> = base
+        .phase_kinds
+        .keys()
+        .chain(diff.phase_kinds.keys())
+        .copied()
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut rows: Vec<PhaseKindDelta> = keys
+        .into_iter()
+        .map(|key| PhaseKindDelta {
+            phase: union.phase_name(key.0).to_string(),
+            kind: union.kind_name(key.1).to_string(),
+            base: base.phase_kinds.get(&key).copied().unwrap_or(0),
+            diff: diff.phase_kinds.get(&key).copied().unwrap_or(0),
+        })
+        .filter(|r| r.base > 0 || r.diff > 0)
+        .collect();
+    sort_phase_kinds(&mut rows);
+    rows
 }
 
 /// Up to 4,000 (base, diff) pairs of matched methods: the listed ones and an even sample of

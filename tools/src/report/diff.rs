@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::{json_f64, shown, signed_thousands, thousands};
-use crate::diff::{pct_change, Delta, Group, MemDiff, MethodDelta, Quantiles, CHANGE_BUCKETS};
+use crate::diff::{
+    pct_change, Delta, Group, MemDiff, MethodDelta, PhaseKindDelta, Quantiles, CHANGE_BUCKETS,
+};
 
 /// `+1.23%`, `-0.50%`, `0.00%`, or `new` when the base is 0 and the diff is not.
 pub fn pdiff(base: u64, diff: u64) -> String {
@@ -130,6 +132,7 @@ pub(crate) fn render_text_body(d: &MemDiff) -> String {
     if !d.phases.is_empty() {
         delta_table_text(&mut o, "Phases", "phase", "in phase order", &d.phases);
     }
+    phase_kinds_text(&mut o, &d.phase_kinds, 10);
     let dist = &d.distribution;
     let _ = writeln!(o);
     let _ = writeln!(
@@ -234,6 +237,89 @@ fn delta_table_text(o: &mut String, title: &str, what: &str, order: &str, rows: 
             pdiff(r.base, r.diff)
         );
     }
+}
+
+/// The (phase, kind) pairs that moved most (at most `limit`), as a console table; nothing when
+/// no arena recorded kinds by phase.
+pub(crate) fn phase_kinds_text(o: &mut String, rows: &[PhaseKindDelta], limit: usize) {
+    if rows.is_empty() {
+        return;
+    }
+    let changed: Vec<&PhaseKindDelta> = rows.iter().filter(|r| r.base != r.diff).collect();
+    let listed = changed.len().min(limit);
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Kinds by phase (the {listed} of {} changed pairs that moved most, of {} recorded)",
+        changed.len(),
+        rows.len()
+    );
+    if changed.is_empty() {
+        return;
+    }
+    let width = |f: &dyn Fn(&PhaseKindDelta) -> &str, least: usize| {
+        changed
+            .iter()
+            .take(limit)
+            .map(|r| shown(f(r)).chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(least)
+    };
+    let (wp, wk) = (width(&|r| &r.phase, 5), width(&|r| &r.kind, 16));
+    let _ = writeln!(
+        o,
+        "  {:<wp$} {:<wk$} {:>16} {:>16} {:>15} {:>9}",
+        "phase", "kind", "Base", "Diff", "Delta", "PDIFF"
+    );
+    for r in changed.iter().take(limit) {
+        let _ = writeln!(
+            o,
+            "  {:<wp$} {:<wk$} {:>16} {:>16} {:>15} {:>9}",
+            shown(&r.phase),
+            shown(&r.kind),
+            thousands(r.base),
+            thousands(r.diff),
+            signed_thousands(r.delta()),
+            pdiff(r.base, r.diff)
+        );
+    }
+}
+
+/// The (phase, kind) pairs that moved most (at most `limit`) as a markdown `<details>` block,
+/// under `title`; nothing when no arena recorded kinds by phase.
+pub(crate) fn phase_kinds_details(
+    o: &mut String,
+    title: &str,
+    rows: &[PhaseKindDelta],
+    limit: usize,
+) {
+    if rows.is_empty() {
+        return;
+    }
+    let changed: Vec<&PhaseKindDelta> = rows.iter().filter(|r| r.base != r.diff).collect();
+    let listed = changed.len().min(limit);
+    let mut summary = format!("{title}: {} changed", changed.len());
+    if listed < changed.len() {
+        summary.push_str(&format!(", the {listed} that moved most shown"));
+    }
+    summary.push_str(&format!(", {} unchanged", rows.len() - changed.len()));
+    details(o, &summary, |o| {
+        let _ = writeln!(o, "| Phase | Kind | Base | Diff | Delta | PDIFF |");
+        let _ = writeln!(o, "| --- | --- | --: | --: | --: | --: |");
+        for r in changed.iter().take(limit) {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} |",
+                md_escape(&shown(&r.phase)),
+                md_escape(&shown(&r.kind)),
+                thousands(r.base),
+                thousands(r.diff),
+                signed_thousands(r.delta()),
+                colored_pdiff(r.base, r.diff)
+            );
+        }
+    });
 }
 
 /// One collection's diff as markdown: `long` lists every changed kind and phase and every
@@ -355,6 +441,7 @@ pub(crate) fn render_collection_markdown(
     if !d.phases.is_empty() {
         delta_details(&mut o, "Phases", "Phase", &d.phases, limit);
     }
+    phase_kinds_details(&mut o, "Kinds by phase", &d.phase_kinds, limit);
     details(&mut o, "Per-method distribution", |o| {
         let dist = &d.distribution;
         let _ = writeln!(o, "| Bytes per method | p50 | p90 | p99 | max |");
@@ -588,7 +675,7 @@ pub fn json_value(d: &MemDiff) -> Value {
     let c = &d.coverage;
     let t = &d.verdict.thresholds;
     let opt_f = |v: Option<f64>| v.map_or(Value::Null, json_f64);
-    json!({
+    let mut doc = json!({
         "version": 1,
         "coverage": {
             "base_files": c.base_files,
@@ -634,7 +721,27 @@ pub fn json_value(d: &MemDiff) -> Value {
             "failures": d.verdict.failures,
         },
         "warnings": d.warnings,
-    })
+    });
+    if let (Some(map), false) = (doc.as_object_mut(), d.phase_kinds.is_empty()) {
+        map.insert("phase_kinds".into(), phase_kinds_json(&d.phase_kinds));
+    }
+    doc
+}
+
+/// Every recorded (phase, kind) pair: names, both sides' bytes, delta and percent.
+fn phase_kinds_json(rows: &[PhaseKindDelta]) -> Value {
+    rows.iter()
+        .map(|r| {
+            json!({
+                "phase": r.phase,
+                "kind": r.kind,
+                "base": r.base,
+                "diff": r.diff,
+                "delta": r.delta(),
+                "pct": pct_json(r.base, r.diff),
+            })
+        })
+        .collect()
 }
 
 /// The JSON document of a memdiff over collections (schema version 2, in `docs/formats.md`):
@@ -689,7 +796,7 @@ pub fn render_report_json(r: &crate::diff::Report) -> String {
         .collect();
     let (base_missed, diff_missed) = r.missed();
     let o = &r.outcome;
-    let doc = json!({
+    let mut doc = json!({
         "schema_version": 2,
         "verdict": {
             "status": o.status.label(),
@@ -707,6 +814,10 @@ pub fn render_report_json(r: &crate::diff::Report) -> String {
         "one_sided": one_sided,
         "collections": collections,
     });
+    let across = r.phase_kinds_across();
+    if let (Some(map), false) = (doc.as_object_mut(), across.is_empty()) {
+        map.insert("phase_kinds".into(), phase_kinds_json(&across));
+    }
     let mut out = serde_json::to_string(&doc).unwrap_or_default();
     out.push('\n');
     out

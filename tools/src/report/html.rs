@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::diff::{html_escape as esc, pdiff, render_text};
 use super::{shown, signed_thousands, thousands};
-use crate::diff::{Delta, MemDiff, MethodDelta, Report, Status, CHANGE_BUCKETS};
+use crate::diff::{Delta, MemDiff, MethodDelta, PhaseKindDelta, Report, Status, CHANGE_BUCKETS};
 
 const RED: &str = "#c62828";
 const GREEN: &str = "#2e7d32";
@@ -89,6 +89,14 @@ pub fn render_report_html(r: &Report) -> String {
         let _ = writeln!(o, "<h2>Kinds that moved most, across collections</h2>");
         delta_bars(&mut o, &kinds);
         delta_table(&mut o, "Kind", &kinds);
+    }
+    let pairs = r.phase_kinds_across();
+    if !pairs.is_empty() {
+        let _ = writeln!(
+            o,
+            "<h2>Kinds by phase that moved most, across collections</h2>"
+        );
+        phase_kind_table(&mut o, &pairs);
     }
     let missing = r.missing_across(20);
     if !missing.is_empty() {
@@ -202,6 +210,10 @@ fn collection_sections(o: &mut String, d: &MemDiff, h: &str) {
         let _ = writeln!(o, "<{h}>Phases</{h}>");
         delta_table(o, "Phase", &d.phases);
     }
+    if !d.phase_kinds.is_empty() {
+        let _ = writeln!(o, "<{h}>Kinds by phase that moved most</{h}>");
+        phase_kind_table(o, &d.phase_kinds);
+    }
     let _ = writeln!(o, "<{h}>Methods: base against diff</{h}>\n<p>Bytes requested per method, both axes logarithmic; above the diagonal a method grew (red), below it shrank (green). {} of {} matched methods are drawn.</p>", thousands(d.scatter.len() as u64), thousands(d.coverage.matched));
     scatter(o, &d.scatter);
     let _ = writeln!(o, "<{h}>Distribution of per-method change</{h}>");
@@ -238,6 +250,24 @@ fn delta_table(o: &mut String, what: &str, rows: &[Delta]) {
             o,
             "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(&shown(&r.name)),
+            thousands(r.base),
+            thousands(r.diff),
+            signed_thousands(r.delta()),
+            span(r.base, r.diff)
+        );
+    }
+    let _ = writeln!(o, "</table>");
+}
+
+/// The (phase, kind) pairs that moved, at most 20, largest move first.
+fn phase_kind_table(o: &mut String, rows: &[PhaseKindDelta]) {
+    let _ = writeln!(o, "<table>\n<tr><th>Phase</th><th>Kind</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">Delta</th><th class=\"n\">PDIFF</th></tr>");
+    for r in rows.iter().filter(|r| r.base != r.diff).take(20) {
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&shown(&r.phase)),
+            esc(&shown(&r.kind)),
             thousands(r.base),
             thousands(r.diff),
             signed_thousands(r.delta()),

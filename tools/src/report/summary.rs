@@ -8,8 +8,8 @@
 use std::fmt::Write as _;
 
 use super::diff::{
-    colored_pdiff, delta_details, details, method_label, pdiff, render_collection_markdown,
-    render_text_body,
+    colored_pdiff, delta_details, details, method_label, pdiff, phase_kinds_details,
+    phase_kinds_text, render_collection_markdown, render_text_body,
 };
 use super::{md_text, pct, shown, signed_thousands, thousands, visible};
 use crate::diff::{pct_change, Report, Status, Totals};
@@ -163,6 +163,12 @@ pub fn render_markdown(r: &Report) -> String {
             SUMMARY_ROWS,
         );
     }
+    phase_kinds_details(
+        &mut o,
+        "Kinds by phase, across collections",
+        &r.phase_kinds_across(),
+        SUMMARY_ROWS,
+    );
     let failed: Vec<_> = r
         .collections
         .iter()
@@ -484,6 +490,7 @@ fn collections_text(o: &mut String, r: &Report) {
             );
         }
     }
+    phase_kinds_text(o, &r.phase_kinds_across(), SUMMARY_ROWS);
     let grew = r.top_growth_across(SUMMARY_ROWS);
     if !grew.is_empty() {
         let _ = writeln!(o);
