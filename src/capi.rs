@@ -21,17 +21,32 @@ pub(crate) fn guard<T>(fallback: T, f: impl FnOnce() -> Result<T, Error>) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(value)) => value,
         Ok(Err(err)) => {
-            set_last_error(&err);
+            failed(err);
             fallback
         }
         Err(_) => {
-            set_last_error(&Error::new(
-                ErrorCode::Internal,
-                "a panic was caught at the C boundary",
-            ));
+            panicked();
             fallback
         }
     }
+}
+
+/// Records a failure as this thread's last error. Out of line, as [`panicked`]: `guard` is
+/// copied into every entry point, and this saves each copy the error's handling (see
+/// BENCHMARKS.md, "Footprint").
+#[inline(never)]
+fn failed(err: Error) {
+    set_last_error(&err);
+}
+
+/// Records a panic caught at the C boundary as this thread's last error.
+#[cold]
+#[inline(never)]
+fn panicked() {
+    set_last_error(&Error::new(
+        ErrorCode::Internal,
+        "a panic was caught at the C boundary",
+    ));
 }
 
 /// The live arena behind a C pointer, or the error for a NULL or dead one. The pointer is
