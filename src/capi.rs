@@ -21,17 +21,32 @@ pub(crate) fn guard<T>(fallback: T, f: impl FnOnce() -> Result<T, Error>) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(value)) => value,
         Ok(Err(err)) => {
-            set_last_error(&err);
+            failed(err);
             fallback
         }
         Err(_) => {
-            set_last_error(&Error::new(
-                ErrorCode::Internal,
-                "a panic was caught at the C boundary",
-            ));
+            panicked();
             fallback
         }
     }
+}
+
+/// Records a failure as this thread's last error. Out of line, as [`panicked`]: `guard` is
+/// copied into every entry point, and this saves each copy the error's handling (see
+/// BENCHMARKS.md, "Footprint").
+#[inline(never)]
+fn failed(err: Error) {
+    set_last_error(&err);
+}
+
+/// Records a panic caught at the C boundary as this thread's last error.
+#[cold]
+#[inline(never)]
+fn panicked() {
+    set_last_error(&Error::new(
+        ErrorCode::Internal,
+        "a panic was caught at the C boundary",
+    ));
 }
 
 /// The live arena behind a C pointer, or the error for a NULL or dead one. The pointer is
@@ -536,8 +551,10 @@ pub extern "C" fn jitarena_trace_close() -> c_int {
     })
 }
 
-/// Sums a field over the aggregate's schemas.
-fn aggregate_sum(f: impl Fn(&crate::Schema, u64, &crate::Counters) -> u64) -> u64 {
+/// Sums a field over the aggregate's schemas. One copy for the four entry points that call it
+/// (a `dyn` closure, not a generic one: see BENCHMARKS.md, "Footprint").
+#[inline(never)]
+fn aggregate_sum(f: &dyn Fn(&crate::Schema, u64, &crate::Counters) -> u64) -> u64 {
     guard(0, || {
         Ok(method::aggregate()
             .iter()
@@ -557,13 +574,13 @@ fn kind_slot(schema: &crate::Schema, name: &str) -> Option<usize> {
 /// Methods in the aggregate.
 #[no_mangle]
 pub extern "C" fn jitarena_aggregate_methods() -> u64 {
-    aggregate_sum(|_, methods, _| methods)
+    aggregate_sum(&|_, methods, _| methods)
 }
 
 /// Bytes in the aggregate.
 #[no_mangle]
 pub extern "C" fn jitarena_aggregate_total_bytes() -> u64 {
-    aggregate_sum(|_, _, c| c.total_bytes())
+    aggregate_sum(&|_, _, c| c.total_bytes())
 }
 
 /// Bytes of one kind in the aggregate.
@@ -576,7 +593,7 @@ pub unsafe extern "C" fn jitarena_aggregate_kind_bytes(kind_name: *const c_char)
     let Some(name) = (unsafe { opt_str(kind_name) }) else {
         return 0;
     };
-    aggregate_sum(|s, _, c| kind_slot(s, &name).map_or(0, |i| c.kind_bytes[i]))
+    aggregate_sum(&|s, _, c| kind_slot(s, &name).map_or(0, |i| c.kind_bytes[i]))
 }
 
 /// Allocations of one kind in the aggregate.
@@ -589,7 +606,7 @@ pub unsafe extern "C" fn jitarena_aggregate_kind_count(kind_name: *const c_char)
     let Some(name) = (unsafe { opt_str(kind_name) }) else {
         return 0;
     };
-    aggregate_sum(|s, _, c| kind_slot(s, &name).map_or(0, |i| c.kind_count[i]))
+    aggregate_sum(&|s, _, c| kind_slot(s, &name).map_or(0, |i| c.kind_count[i]))
 }
 
 /// Clears the aggregate.

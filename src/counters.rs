@@ -1,6 +1,8 @@
 //! What an arena counts: the names of its kinds and phases (the schema) and the counters of one
 //! method (or of many, summed).
 
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::{Error, ErrorCode};
@@ -80,6 +82,30 @@ pub(crate) fn lock_schema_cache() -> MutexGuard<'static, Vec<Arc<Schema>>> {
     SCHEMA_CACHE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// FNV-1a, to find repeated names: unlike the standard library's default hasher (SipHash with
+/// random keys, which a set must fetch from the kernel), it adds next to no code to a JIT that
+/// links the library (see BENCHMARKS.md, "Footprint"). The names are the host's own (at most
+/// 1,024 of them), so a hash flood is no concern.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
 fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
     if names.len() > max {
         return Err(Error::new(
@@ -87,7 +113,8 @@ fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
             format!("{} {what}s given, at most {max} are allowed", names.len()),
         ));
     }
-    let mut seen = std::collections::HashSet::with_capacity(names.len());
+    let mut seen =
+        HashSet::with_capacity_and_hasher(names.len(), BuildHasherDefault::<Fnv>::default());
     for (i, name) in names.iter().enumerate() {
         let bad = name.is_empty()
             || name.len() > MAX_NAME_LEN
@@ -148,5 +175,34 @@ impl Counters {
     /// Allocations, all kinds.
     pub fn total_count(&self) -> u64 {
         self.kind_count.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_names_finds_the_first_repeat_among_many_names() {
+        let mut names: Vec<String> = (0..1024).map(|i| format!("Phase{i}")).collect();
+        assert!(check_names("phase", &names, 1024).is_ok());
+        names[700] = "Phase12".to_string();
+        names[900] = "Phase3".to_string();
+        let err = check_names("phase", &names, 1024).expect_err("a repeated name");
+        assert!(
+            err.message
+                .contains("phase 700 repeats the name \"Phase12\""),
+            "{}",
+            err.message
+        );
+        let hashes: HashSet<u64> = names
+            .iter()
+            .map(|n| {
+                let mut h = Fnv::default();
+                h.write(n.as_bytes());
+                h.finish()
+            })
+            .collect();
+        assert!(hashes.len() > 1000, "FNV-1a spreads the names");
     }
 }

@@ -121,7 +121,22 @@ pub(crate) fn forget_recording_in_child() {
 
 /// `%p` in a path becomes the process id.
 pub fn expand_path(path: &str) -> PathBuf {
-    PathBuf::from(path.replace("%p", &std::process::id().to_string()))
+    // By pieces rather than `str::replace`, whose substring searcher would add 4 KB of code to
+    // every JIT that links the library (see BENCHMARKS.md, "Footprint").
+    let mut out = String::with_capacity(path.len() + 8);
+    let mut rest = path;
+    while let Some(at) = find_pid_marker(rest) {
+        out.push_str(&rest[..at]);
+        out.push_str(&std::process::id().to_string());
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+    PathBuf::from(out)
+}
+
+/// Where the first `%p` of `path` starts.
+fn find_pid_marker(path: &str) -> Option<usize> {
+    path.as_bytes().windows(2).position(|pair| pair == b"%p")
 }
 
 fn create(path: &Path) -> Result<File, Error> {
@@ -353,7 +368,7 @@ fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> 
     }
     if let Some(sink) = out.open.as_ref().filter(|s| s.inherited()) {
         // A log named per process (`%p`) gets a file of this forked child's own.
-        if sink.pattern.contains("%p") {
+        if find_pid_marker(&sink.pattern).is_some() {
             let pattern = sink.pattern.clone();
             if let Err(e) = open_into(&mut out, &pattern, "stats log", LogWriter::new) {
                 out.open_failed = Some(e);
@@ -406,4 +421,37 @@ pub fn aggregate() -> Vec<(Arc<Schema>, u64, Counters)> {
 /// Clears the process-wide aggregate.
 pub fn aggregate_reset() {
     lock(&AGGREGATE).clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expand_path_puts_the_process_id_for_every_marker() {
+        let pid = std::process::id().to_string();
+        for path in [
+            "",
+            "log.jas",
+            "%p",
+            "log-%p.jas",
+            "%p/%p-%p",
+            "a%%pb",
+            "%%p%",
+            "100%",
+            "%P-%q-%",
+            "é%pé",
+        ] {
+            assert_eq!(
+                expand_path(path),
+                PathBuf::from(path.replace("%p", &pid)),
+                "{path}"
+            );
+            assert_eq!(
+                find_pid_marker(path).is_some(),
+                path.contains("%p"),
+                "{path}"
+            );
+        }
+    }
 }

@@ -54,6 +54,18 @@ pub fn build_program(name: &str, sources: &[&str], cpp: bool) -> PathBuf {
 
 /// As [`build_program`], with extra compiler flags.
 pub fn build_program_with(name: &str, sources: &[&str], cpp: bool, flags: &[&str]) -> PathBuf {
+    link_program(name, sources, cpp, flags, Some(&static_lib()))
+}
+
+/// Compiles `sources` (relative to the repository's root) into an executable in the test's
+/// target directory, linked to `lib` (a static library) when given, with extra compiler flags.
+pub fn link_program(
+    name: &str,
+    sources: &[&str],
+    cpp: bool,
+    flags: &[&str],
+    lib: Option<&Path>,
+) -> PathBuf {
     let root = workspace_root();
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let mut cmd = compiler(cpp).to_command();
@@ -65,7 +77,7 @@ pub fn build_program_with(name: &str, sources: &[&str], cpp: bool, flags: &[&str
     .args(["-Wextra", "-Werror"])
     .args(flags)
     .args(sources.iter().map(|s| root.join(s)))
-    .arg(static_lib())
+    .args(lib)
     .args(["-lpthread", "-ldl", "-lm", "-lrt", "-o"])
     .arg(&out);
     let result = cmd.output().expect("run the C compiler");
