@@ -1,0 +1,351 @@
+//! The version-2 method record of a stats log: kinds and phases as bitmaps over the schema's
+//! slots, what is derivable left out, and the method's context and name relative to the
+//! previous record's. Layout: `docs/formats.md` ("Method counters, version 2").
+//!
+//! The context and name depend on the previous record of the file: the writer advances its
+//! [`Prev`] only once a record's frame reached the output (as its dictionary), and a reader
+//! advances its own on every method frame, decoded or not ([`Head::read`]).
+
+use std::io;
+
+use crate::format::{put_signed, put_str, put_varint, Malformed, Payload};
+use crate::log::MethodCounts;
+
+/// `head` bit: a request failed on the memory limit.
+const LIMIT_HIT: u64 = 1;
+/// `head` bit: kinds by phase follow the phases.
+const BY_PHASE: u64 = 2;
+/// `head` bit: the last present phase's bytes are left out (the phases add up to the kinds).
+const LAST_PHASE_DERIVED: u64 = 4;
+/// `head` bit: reserved bytes are written in 4 KiB units.
+const RESERVED_4K: u64 = 8;
+/// `head` bit: a schema id other than 0 follows.
+const SCHEMA_FOLLOWS: u64 = 16;
+/// The tier id is `head >> TIER_SHIFT`.
+const TIER_SHIFT: u32 = 5;
+
+/// What a record's context and name are relative to: the previous record of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Prev {
+    /// The previous record's context (-1 before the first record).
+    pub(crate) context: i64,
+    /// The previous record's name (empty before the first record and for an unknown name).
+    pub(crate) name: String,
+}
+
+impl Default for Prev {
+    fn default() -> Prev {
+        Prev {
+            context: -1,
+            name: String::new(),
+        }
+    }
+}
+
+/// Whether the bytes of a record's phases add up to those of its kinds (so the last phase's
+/// can be left out), and the kinds' byte total (wrapping: a record whose sums do not fit is
+/// refused by readers anyway).
+fn totals(c: &MethodCounts) -> (u64, bool) {
+    let total = c.kinds.iter().fold(0u64, |s, k| s.wrapping_add(k.1));
+    let phases = c.phases.iter().fold(0u64, |s, p| s.wrapping_add(p.1));
+    (total, !c.phases.is_empty() && phases == total)
+}
+
+fn invalid(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("the record cannot be written: {what}"),
+    )
+}
+
+/// Appends a bitmap of `slots` bits with the bit of each of `present` set; fails unless
+/// `present` increases and stays below `slots`.
+fn put_bitmap(
+    p: &mut Vec<u8>,
+    slots: usize,
+    present: impl Iterator<Item = u32>,
+    what: &str,
+) -> io::Result<()> {
+    let at = p.len();
+    p.resize(at + slots.div_ceil(8), 0);
+    let mut next = 0usize;
+    for slot in present {
+        let s = slot as usize;
+        if s < next || s >= slots {
+            return Err(invalid(what));
+        }
+        p[at + s / 8] |= 1 << (s % 8);
+        next = s + 1;
+    }
+    Ok(())
+}
+
+/// Appends the version-2 payload of a record (after its frame's type and length) to `p`.
+/// `prev` is what the previous record written says; it is not changed here.
+#[allow(clippy::too_many_arguments)] // the fields of one record, in layout order
+pub(crate) fn encode(
+    p: &mut Vec<u8>,
+    ids: (u64, u64),
+    kind_count: usize,
+    phase_count: usize,
+    prev: &Prev,
+    name: &str,
+    context: i64,
+    c: &MethodCounts,
+) -> io::Result<()> {
+    let (schema_id, tier_id) = (ids.0, ids.1);
+    let (total, derived) = totals(c);
+    let reserved_4k = c.reserved_bytes % 4096 == 0;
+    let mut head = (tier_id << TIER_SHIFT) | u64::from(c.limit_hit);
+    head |= if c.phase_kind_bytes.is_empty() { 0 } else { BY_PHASE };
+    head |= if derived { LAST_PHASE_DERIVED } else { 0 };
+    head |= if reserved_4k { RESERVED_4K } else { 0 };
+    head |= if schema_id != 0 { SCHEMA_FOLLOWS } else { 0 };
+    put_varint(p, head);
+    if schema_id != 0 {
+        put_varint(p, schema_id);
+    }
+    put_signed(p, context.wrapping_sub(prev.context.wrapping_add(1)));
+    let mut shared = name
+        .bytes()
+        .zip(prev.name.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !name.is_char_boundary(shared) {
+        shared -= 1;
+    }
+    put_varint(p, shared as u64);
+    put_str(p, &name[shared..]);
+    put_signed(p, c.used_bytes.wrapping_sub(total) as i64);
+    put_varint(
+        p,
+        if reserved_4k {
+            c.reserved_bytes / 4096
+        } else {
+            c.reserved_bytes
+        },
+    );
+    put_varint(p, c.page_count);
+    put_varint(p, c.largest_alloc);
+    let kinds_outside = "its kinds are not in increasing slot order within the schema";
+    put_bitmap(p, kind_count + 1, c.kinds.iter().map(|k| k.0), kinds_outside)?;
+    for &(_, bytes, count) in &c.kinds {
+        put_varint(p, bytes);
+        put_varint(p, count);
+    }
+    let phases_outside = "its phases are not in increasing slot order within the schema";
+    put_bitmap(p, phase_count + 1, c.phases.iter().map(|k| k.0), phases_outside)?;
+    let last = c.phases.len().wrapping_sub(usize::from(derived));
+    for &(_, bytes) in &c.phases[..last.min(c.phases.len())] {
+        put_varint(p, bytes);
+    }
+    if !c.phase_kind_bytes.is_empty() {
+        put_by_phase(p, c)?;
+    }
+    Ok(())
+}
+
+/// Kinds by phase: per present phase, a bitmap over the record's present kinds, then the bytes
+/// of each one set.
+fn put_by_phase(p: &mut Vec<u8>, c: &MethodCounts) -> io::Result<()> {
+    let not_listed = "an entry of its kinds by phase names a phase or kind that the record does not list, or they are not sorted by phase then kind";
+    let mut entries = c.phase_kind_bytes.iter().peekable();
+    for &(phase, _) in &c.phases {
+        let at = p.len();
+        p.resize(at + c.kinds.len().div_ceil(8), 0);
+        let mut k = 0;
+        while let Some(&&(_, kind, bytes)) = entries.peek().filter(|e| e.0 == phase) {
+            while k < c.kinds.len() && c.kinds[k].0 < kind {
+                k += 1;
+            }
+            if k == c.kinds.len() || c.kinds[k].0 != kind {
+                return Err(invalid(not_listed));
+            }
+            p[at + k / 8] |= 1 << (k % 8);
+            put_varint(p, bytes);
+            k += 1;
+            entries.next();
+        }
+    }
+    if entries.next().is_some() {
+        return Err(invalid(not_listed));
+    }
+    Ok(())
+}
+
+/// The fields of a version-2 record before its counters, which depend on the previous record.
+#[derive(Debug, Default)]
+pub(crate) struct Head {
+    head: u64,
+    /// The record's schema id.
+    pub(crate) schema: u64,
+    /// The record's tier id (0: none).
+    pub(crate) tier: u64,
+    /// Where the counters start in the payload.
+    pub(crate) body: usize,
+}
+
+impl Head {
+    /// Reads the head of a version-2 record from `payload`, advancing `prev` to this record
+    /// (its context and name).
+    pub(crate) fn read(payload: &[u8], prev: &mut Prev) -> Result<Head, Malformed> {
+        let mut p = Payload::new(payload);
+        let head = p.varint()?;
+        let schema = if head & SCHEMA_FOLLOWS != 0 {
+            p.varint()?
+        } else {
+            0
+        };
+        let delta = p.signed()?;
+        let shared = p.varint()?;
+        let suffix = p.str()?;
+        let shared = usize::try_from(shared)
+            .ok()
+            .filter(|&n| prev.name.is_char_boundary(n))
+            .ok_or(Malformed(
+                "its name shares more of the previous record's name than there is",
+            ))?;
+        prev.context = prev.context.wrapping_add(1).wrapping_add(delta);
+        prev.name.truncate(shared);
+        prev.name.push_str(suffix);
+        Ok(Head {
+            head,
+            schema,
+            tier: head >> TIER_SHIFT,
+            body: p.position(),
+        })
+    }
+}
+
+const TOO_MANY_BYTES: Malformed = Malformed("its byte counts add up to more than 2^64 - 1");
+const KIND_OUTSIDE: Malformed = Malformed("a kind is outside its schema (its bitmap has a bit past the last kind)");
+const PHASE_OUTSIDE: Malformed = Malformed("a phase is outside its schema (its bitmap has a bit past the last phase)");
+
+/// Reads a bitmap of `slots` bits, calling `f` with each slot set, in increasing order. Each
+/// slot set but `free` ones needs at least `each` more bytes of the record: a bitmap that claims
+/// more is refused before any is decoded, so memory follows the bytes read.
+fn read_bitmap(
+    p: &mut Payload<'_>,
+    slots: usize,
+    (each, free): (usize, usize),
+    outside: Malformed,
+    mut f: impl FnMut(&mut Payload<'_>, u32) -> Result<(), Malformed>,
+) -> Result<(), Malformed> {
+    let bitmap = p.bytes(slots.div_ceil(8))?;
+    let set: usize = bitmap.iter().map(|b| b.count_ones() as usize).sum();
+    if set.saturating_sub(free).saturating_mul(each) > p.remaining() {
+        return Err(Malformed(
+            "its bitmap lists more kinds or phases than the record holds",
+        ));
+    }
+    for (i, &byte) in bitmap.iter().enumerate() {
+        let mut bits = byte;
+        while bits != 0 {
+            let slot = i * 8 + bits.trailing_zeros() as usize;
+            if slot >= slots {
+                return Err(outside);
+            }
+            f(p, u32::try_from(slot).map_err(|_| Malformed(outside.0))?)?;
+            bits &= bits - 1;
+        }
+    }
+    Ok(())
+}
+
+/// Decodes the counters of a version-2 record (from [`Head::body`]) into `c`, reusing its
+/// buffers; `scratch` is reused for the sums of kinds by phase.
+pub(crate) fn decode_counts(
+    payload: &[u8],
+    head: &Head,
+    kind_count: usize,
+    phase_count: usize,
+    c: &mut MethodCounts,
+    scratch: &mut Vec<u64>,
+) -> Result<(), Malformed> {
+    let mut p = Payload::new(payload);
+    p.skip(head.body)?;
+    c.limit_hit = head.head & LIMIT_HIT != 0;
+    let used = p.signed()?;
+    let reserved = p.varint()?;
+    c.reserved_bytes = if head.head & RESERVED_4K != 0 {
+        reserved
+            .checked_mul(4096)
+            .ok_or(Malformed("its reserved bytes are more than 2^64 - 1"))?
+    } else {
+        reserved
+    };
+    c.page_count = p.varint()?;
+    c.largest_alloc = p.varint()?;
+    c.kinds.clear();
+    let (mut total, mut count_sum) = (0u64, 0u64);
+    read_bitmap(&mut p, kind_count + 1, (2, 0), KIND_OUTSIDE, |p, slot| {
+        let (bytes, count) = (p.varint()?, p.varint()?);
+        total = total.checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
+        count_sum = count_sum.checked_add(count).ok_or(Malformed(
+            "its allocation counts add up to more than 2^64 - 1",
+        ))?;
+        c.kinds.push((slot, bytes, count));
+        Ok(())
+    })?;
+    c.used_bytes = total.wrapping_add(used as u64);
+    c.phases.clear();
+    let mut phase_sum = 0u64;
+    read_bitmap(&mut p, phase_count + 1, (1, 1), PHASE_OUTSIDE, |_, slot| {
+        c.phases.push((slot, 0));
+        Ok(())
+    })?;
+    let derived = head.head & LAST_PHASE_DERIVED != 0;
+    if derived && c.phases.is_empty() {
+        return Err(Malformed("it derives the bytes of a phase but has none"));
+    }
+    let stored = c.phases.len() - usize::from(derived);
+    for phase in &mut c.phases[..stored] {
+        phase.1 = p.varint()?;
+        phase_sum = phase_sum.checked_add(phase.1).ok_or(TOO_MANY_BYTES)?;
+    }
+    if derived {
+        let last = c.phases.len() - 1;
+        c.phases[last].1 = total.checked_sub(phase_sum).ok_or(Malformed(
+            "its phases hold more bytes than its kinds, but it says they hold as many",
+        ))?;
+    }
+    c.phase_kind_bytes.clear();
+    if head.head & BY_PHASE != 0 {
+        read_by_phase(&mut p, c, scratch)?;
+    }
+    if !p.is_done() {
+        return Err(Malformed("it has bytes after its last field"));
+    }
+    Ok(())
+}
+
+/// Reads the kinds by phase and checks them against the kinds' and the phases' bytes.
+fn read_by_phase(
+    p: &mut Payload<'_>,
+    c: &mut MethodCounts,
+    per_kind: &mut Vec<u64>,
+) -> Result<(), Malformed> {
+    const MISMATCH: Malformed = Malformed(
+        "its kinds by phase do not add up to its kinds' and phases' bytes",
+    );
+    per_kind.clear();
+    per_kind.resize(c.kinds.len(), 0);
+    for &(phase, phase_bytes) in &c.phases {
+        let mut sum = 0u64;
+        read_bitmap(p, c.kinds.len(), (1, 0), MISMATCH, |p, k| {
+            let bytes = p.varint()?;
+            let k = k as usize;
+            sum = sum.checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
+            per_kind[k] = per_kind[k].checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
+            c.phase_kind_bytes.push((phase, c.kinds[k].0, bytes));
+            Ok(())
+        })?;
+        if sum != phase_bytes {
+            return Err(MISMATCH);
+        }
+    }
+    if per_kind.iter().zip(&c.kinds).any(|(&sum, k)| sum != k.1) {
+        return Err(MISMATCH);
+    }
+    Ok(())
+}
