@@ -334,6 +334,8 @@ pub struct LogWriter<W: Write> {
     records: RecordWriter<W>,
     /// The last record written: the next one's context and name are written relative to it.
     prev: record::Prev,
+    /// Reused by the checks of kinds by phase.
+    scratch: Vec<u64>,
 }
 
 impl<W: Write> LogWriter<W> {
@@ -342,12 +344,14 @@ impl<W: Write> LogWriter<W> {
         Ok(LogWriter {
             records: RecordWriter::new(out, Content::Log)?,
             prev: record::Prev::default(),
+            scratch: Vec::new(),
         })
     }
 
     /// Appends one method's record. Fails with [`io::ErrorKind::InvalidInput`], writing
     /// nothing, when the counts cannot be a record: slots that do not increase or lie outside
-    /// the schema, or kinds by phase that name a kind or phase the record does not list.
+    /// the schema, or kinds by phase that name a kind or phase the record does not list, are out
+    /// of order or do not add up to the kinds' and phases' bytes.
     #[inline(never)] // once per method; kept whole so that profiles can name it
     pub fn write(
         &mut self,
@@ -358,7 +362,7 @@ impl<W: Write> LogWriter<W> {
         c: &MethodCounts,
     ) -> io::Result<()> {
         let name = name.unwrap_or("");
-        let prev = &self.prev;
+        let (prev, scratch) = (&self.prev, &mut self.scratch);
         let (kinds, phases) = (schema.kinds.len(), schema.phases.len());
         self.records
             .write_raw(FRAME_METHOD, schema, tier, |p, schema_id, tier_id| {
@@ -371,6 +375,7 @@ impl<W: Write> LogWriter<W> {
                     name,
                     context,
                     c,
+                    scratch,
                 )
             })?;
         self.prev.context = context;

@@ -81,7 +81,8 @@ fn put_bitmap(
 }
 
 /// Appends the version-2 payload of a record (after its frame's type and length) to `p`.
-/// `prev` is what the previous record written says; it is not changed here.
+/// `prev` is what the previous record written says; it is not changed here. `scratch` is reused
+/// by the checks of kinds by phase.
 #[allow(clippy::too_many_arguments)] // the fields of one record, in layout order
 pub(crate) fn encode(
     p: &mut Vec<u8>,
@@ -92,12 +93,17 @@ pub(crate) fn encode(
     name: &str,
     context: i64,
     c: &MethodCounts,
+    scratch: &mut Vec<u64>,
 ) -> io::Result<()> {
     let (schema_id, tier_id) = (ids.0, ids.1);
     let (total, derived) = totals(c);
     let reserved_4k = c.reserved_bytes % 4096 == 0;
     let mut head = (tier_id << TIER_SHIFT) | u64::from(c.limit_hit);
-    head |= if c.phase_kind_bytes.is_empty() { 0 } else { BY_PHASE };
+    head |= if c.phase_kind_bytes.is_empty() {
+        0
+    } else {
+        BY_PHASE
+    };
     head |= if derived { LAST_PHASE_DERIVED } else { 0 };
     head |= if reserved_4k { RESERVED_4K } else { 0 };
     head |= if schema_id != 0 { SCHEMA_FOLLOWS } else { 0 };
@@ -128,32 +134,46 @@ pub(crate) fn encode(
     put_varint(p, c.page_count);
     put_varint(p, c.largest_alloc);
     let kinds_outside = "its kinds are not in increasing slot order within the schema";
-    put_bitmap(p, kind_count + 1, c.kinds.iter().map(|k| k.0), kinds_outside)?;
+    put_bitmap(
+        p,
+        kind_count + 1,
+        c.kinds.iter().map(|k| k.0),
+        kinds_outside,
+    )?;
     for &(_, bytes, count) in &c.kinds {
         put_varint(p, bytes);
         put_varint(p, count);
     }
     let phases_outside = "its phases are not in increasing slot order within the schema";
-    put_bitmap(p, phase_count + 1, c.phases.iter().map(|k| k.0), phases_outside)?;
+    put_bitmap(
+        p,
+        phase_count + 1,
+        c.phases.iter().map(|k| k.0),
+        phases_outside,
+    )?;
     let last = c.phases.len().wrapping_sub(usize::from(derived));
     for &(_, bytes) in &c.phases[..last.min(c.phases.len())] {
         put_varint(p, bytes);
     }
     if !c.phase_kind_bytes.is_empty() {
-        put_by_phase(p, c)?;
+        put_by_phase(p, c, scratch)?;
     }
     Ok(())
 }
 
 /// Kinds by phase: per present phase, a bitmap over the record's present kinds, then the bytes
-/// of each one set.
-fn put_by_phase(p: &mut Vec<u8>, c: &MethodCounts) -> io::Result<()> {
+/// of each one set. Refuses entries that readers would refuse: ones naming a phase or kind the
+/// record does not list, out of order, or not adding up to the kinds' and phases' bytes.
+fn put_by_phase(p: &mut Vec<u8>, c: &MethodCounts, per_kind: &mut Vec<u64>) -> io::Result<()> {
     let not_listed = "an entry of its kinds by phase names a phase or kind that the record does not list, or they are not sorted by phase then kind";
+    let mismatch = "its kinds by phase do not add up to its kinds' and phases' bytes";
+    per_kind.clear();
+    per_kind.resize(c.kinds.len(), 0);
     let mut entries = c.phase_kind_bytes.iter().peekable();
-    for &(phase, _) in &c.phases {
+    for &(phase, phase_bytes) in &c.phases {
         let at = p.len();
         p.resize(at + c.kinds.len().div_ceil(8), 0);
-        let mut k = 0;
+        let (mut k, mut sum) = (0, 0u64);
         while let Some(&&(_, kind, bytes)) = entries.peek().filter(|e| e.0 == phase) {
             while k < c.kinds.len() && c.kinds[k].0 < kind {
                 k += 1;
@@ -163,12 +183,22 @@ fn put_by_phase(p: &mut Vec<u8>, c: &MethodCounts) -> io::Result<()> {
             }
             p[at + k / 8] |= 1 << (k % 8);
             put_varint(p, bytes);
+            sum = sum.checked_add(bytes).ok_or_else(|| invalid(mismatch))?;
+            per_kind[k] = per_kind[k]
+                .checked_add(bytes)
+                .ok_or_else(|| invalid(mismatch))?;
             k += 1;
             entries.next();
+        }
+        if sum != phase_bytes {
+            return Err(invalid(mismatch));
         }
     }
     if entries.next().is_some() {
         return Err(invalid(not_listed));
+    }
+    if per_kind.iter().zip(&c.kinds).any(|(&sum, k)| sum != k.1) {
+        return Err(invalid(mismatch));
     }
     Ok(())
 }
@@ -218,8 +248,10 @@ impl Head {
 }
 
 const TOO_MANY_BYTES: Malformed = Malformed("its byte counts add up to more than 2^64 - 1");
-const KIND_OUTSIDE: Malformed = Malformed("a kind is outside its schema (its bitmap has a bit past the last kind)");
-const PHASE_OUTSIDE: Malformed = Malformed("a phase is outside its schema (its bitmap has a bit past the last phase)");
+const KIND_OUTSIDE: Malformed =
+    Malformed("a kind is outside its schema (its bitmap has a bit past the last kind)");
+const PHASE_OUTSIDE: Malformed =
+    Malformed("a phase is outside its schema (its bitmap has a bit past the last phase)");
 
 /// Reads a bitmap of `slots` bits, calling `f` with each slot set, in increasing order. Each
 /// slot set but `free` ones needs at least `each` more bytes of the record: a bitmap that claims
@@ -325,9 +357,8 @@ fn read_by_phase(
     c: &mut MethodCounts,
     per_kind: &mut Vec<u64>,
 ) -> Result<(), Malformed> {
-    const MISMATCH: Malformed = Malformed(
-        "its kinds by phase do not add up to its kinds' and phases' bytes",
-    );
+    const MISMATCH: Malformed =
+        Malformed("its kinds by phase do not add up to its kinds' and phases' bytes");
     per_kind.clear();
     per_kind.resize(c.kinds.len(), 0);
     for &(phase, phase_bytes) in &c.phases {

@@ -174,6 +174,18 @@ impl SchemaUnion {
         if !out.phases.is_sorted_by_key(|p| p.0) {
             out.phases.sort_unstable_by_key(|p| p.0);
         }
+        out.phase_kind_bytes.clear();
+        out.phase_kind_bytes
+            .extend(counts.phase_kind_bytes.iter().map(|&(phase, kind, b)| {
+                (
+                    phase_map.get(phase as usize).copied().unwrap_or(none),
+                    kind_map.get(kind as usize).copied().unwrap_or(invalid),
+                    b,
+                )
+            }));
+        if !out.phase_kind_bytes.is_sorted_by_key(|e| (e.0, e.1)) {
+            out.phase_kind_bytes.sort_unstable_by_key(|e| (e.0, e.1));
+        }
         out.used_bytes = counts.used_bytes;
         out.reserved_bytes = counts.reserved_bytes;
         out.page_count = counts.page_count;
@@ -191,6 +203,14 @@ impl SchemaUnion {
         }
         for p in counts.phases.iter_mut().filter(|p| p.0 == INVALID) {
             p.0 = self.phases.len() as u32;
+        }
+        for e in &mut counts.phase_kind_bytes {
+            if e.0 == INVALID {
+                e.0 = self.phases.len() as u32;
+            }
+            if e.1 == INVALID {
+                e.1 = self.kinds.len() as u32;
+            }
         }
     }
 }
