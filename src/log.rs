@@ -334,8 +334,8 @@ pub struct LogWriter<W: Write> {
     records: RecordWriter<W>,
     /// The last record written: the next one's context and name are written relative to it.
     prev: record::Prev,
-    /// Reused by the checks of kinds by phase.
-    scratch: Vec<u64>,
+    /// Buffers reused from record to record.
+    scratch: record::Scratch,
 }
 
 impl<W: Write> LogWriter<W> {
@@ -344,7 +344,7 @@ impl<W: Write> LogWriter<W> {
         Ok(LogWriter {
             records: RecordWriter::new(out, Content::Log)?,
             prev: record::Prev::default(),
-            scratch: Vec::new(),
+            scratch: record::Scratch::default(),
         })
     }
 

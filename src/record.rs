@@ -8,7 +8,7 @@
 
 use std::io;
 
-use crate::format::{put_signed, put_str, put_varint, Malformed, Payload};
+use crate::format::{put_varint, Malformed, Payload};
 use crate::log::MethodCounts;
 
 /// `head` bit: a request failed on the memory limit.
@@ -42,15 +42,6 @@ impl Default for Prev {
     }
 }
 
-/// Whether the bytes of a record's phases add up to those of its kinds (so the last phase's
-/// can be left out), and the kinds' byte total (wrapping: a record whose sums do not fit is
-/// refused by readers anyway).
-fn totals(c: &MethodCounts) -> (u64, bool) {
-    let total = c.kinds.iter().fold(0u64, |s, k| s.wrapping_add(k.1));
-    let phases = c.phases.iter().fold(0u64, |s, p| s.wrapping_add(p.1));
-    (total, !c.phases.is_empty() && phases == total)
-}
-
 fn invalid(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidInput,
@@ -58,27 +49,114 @@ fn invalid(what: &str) -> io::Error {
     )
 }
 
-/// Appends a bitmap of `slots` bits with the bit of each of `present` set; fails unless
-/// `present` increases and stays below `slots`.
-fn put_bitmap(
-    p: &mut Vec<u8>,
-    slots: usize,
-    present: impl Iterator<Item = u32>,
-    what: &str,
-) -> io::Result<()> {
-    let at = p.len();
-    p.resize(at + slots.div_ceil(8), 0);
-    let mut next = 0usize;
-    for slot in present {
-        let s = slot as usize;
-        if s < next || s >= slots {
-            return Err(invalid(what));
-        }
-        p[at + s / 8] |= 1 << (s % 8);
-        next = s + 1;
-    }
-    Ok(())
+/// A payload written into room reserved for its largest possible size: a byte costs a store
+/// and one bounds check, not a `Vec::push`.
+struct Out<'a> {
+    buf: &'a mut [u8],
+    at: usize,
+    /// Where the last bitmap written starts.
+    last_bitmap: usize,
 }
+
+impl Out<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.buf[self.at] = b;
+        self.at += 1;
+    }
+
+    #[inline(always)]
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.byte(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.byte(v as u8);
+    }
+
+    fn signed(&mut self, v: i64) {
+        self.varint(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    /// Skips `n` bytes (left zero, for a bitmap) and returns where they start.
+    fn zeros(&mut self, n: usize) -> usize {
+        let at = self.at;
+        self.buf[at..at + n].fill(0);
+        self.at += n;
+        at
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.buf[self.at..self.at + b.len()].copy_from_slice(b);
+        self.at += b.len();
+    }
+}
+
+/// A bitmap being built 64 slots at a time in a register, into bytes [`Out::zeros`] left.
+struct Bits {
+    /// Where the bitmap starts, and its length in bytes.
+    at: usize,
+    len: usize,
+    /// The slots below `next` are done; slots must increase and stay below `slots`.
+    next: usize,
+    slots: usize,
+    /// The 64-slot word being built, and the byte offset of that word in the bitmap.
+    word: u64,
+    word_at: usize,
+}
+
+impl Bits {
+    fn new(out: &mut Out<'_>, slots: usize) -> Bits {
+        let len = slots.div_ceil(8);
+        let at = out.zeros(len);
+        out.last_bitmap = at;
+        Bits {
+            at,
+            len,
+            next: 0,
+            slots,
+            word: 0,
+            word_at: 0,
+        }
+    }
+
+    /// Sets `slot`; false if it does not follow the last one set or lies past the last slot.
+    #[inline(always)]
+    fn set(&mut self, out: &mut Out<'_>, slot: u32) -> bool {
+        let s = slot as usize;
+        // next <= s < slots, in one comparison.
+        if s.wrapping_sub(self.next) >= self.slots - self.next {
+            return false;
+        }
+        self.next = s + 1;
+        let word_at = s / 64 * 8;
+        if word_at != self.word_at {
+            self.flush(out);
+            self.word = 0;
+            self.word_at = word_at;
+        }
+        self.word |= 1 << (s % 64);
+        true
+    }
+
+    fn flush(&self, out: &mut Out<'_>) {
+        let n = (self.len - self.word_at).min(8);
+        let at = self.at + self.word_at;
+        out.buf[at..at + n].copy_from_slice(&self.word.to_le_bytes()[..n]);
+    }
+}
+
+/// A writer's buffers, reused from record to record.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Where a record is encoded (its length is the largest so far).
+    room: Vec<u8>,
+    /// Sums of kinds by phase, per kind.
+    per_kind: Vec<u64>,
+}
+
+/// The most bytes a varint takes.
+const MAX_VARINT: usize = 10;
 
 /// Appends the version-2 payload of a record (after its frame's type and length) to `p`.
 /// `prev` is what the previous record written says; it is not changed here. `scratch` is reused
@@ -93,10 +171,28 @@ pub(crate) fn encode(
     name: &str,
     context: i64,
     c: &MethodCounts,
-    scratch: &mut Vec<u64>,
+    scratch: &mut Scratch,
 ) -> io::Result<()> {
     let (schema_id, tier_id) = (ids.0, ids.1);
-    let (total, derived) = totals(c);
+    // Room for the largest payload these counts can take (kinds by phase are appended after).
+    let most = 10 * MAX_VARINT
+        + name.len()
+        + (kind_count + 1).div_ceil(8)
+        + 2 * MAX_VARINT * c.kinds.len()
+        + (phase_count + 1).div_ceil(8)
+        + MAX_VARINT * c.phases.len()
+        + MAX_VARINT; // a varint is written into a window of MAX_VARINT bytes
+                      // Room that keeps its largest length from record to record: it is not cleared each time.
+    let room = &mut scratch.room;
+    if room.len() < most {
+        room.resize(most, 0);
+    }
+    let mut out = Out {
+        buf: room,
+        at: 0,
+        last_bitmap: 0,
+    };
+    let phase_sum = c.phases.iter().fold(0u64, |s, p| s.wrapping_add(p.1));
     let reserved_4k = c.reserved_bytes % 4096 == 0;
     let mut head = (tier_id << TIER_SHIFT) | u64::from(c.limit_hit);
     head |= if c.phase_kind_bytes.is_empty() {
@@ -104,61 +200,158 @@ pub(crate) fn encode(
     } else {
         BY_PHASE
     };
-    head |= if derived { LAST_PHASE_DERIVED } else { 0 };
     head |= if reserved_4k { RESERVED_4K } else { 0 };
     head |= if schema_id != 0 { SCHEMA_FOLLOWS } else { 0 };
-    put_varint(p, head);
+    // LAST_PHASE_DERIVED is decided after the kinds; `head` is written last into its byte(s).
+    let head_at = out.at;
+    let head_room = varint_len(head | LAST_PHASE_DERIVED);
+    out.at += head_room;
     if schema_id != 0 {
-        put_varint(p, schema_id);
+        out.varint(schema_id);
     }
-    put_signed(p, context.wrapping_sub(prev.context.wrapping_add(1)));
-    let mut shared = name
-        .bytes()
-        .zip(prev.name.bytes())
-        .take_while(|(a, b)| a == b)
-        .count();
+    out.signed(context.wrapping_sub(prev.context.wrapping_add(1)));
+    let mut shared = shared_prefix(name.as_bytes(), prev.name.as_bytes());
     while !name.is_char_boundary(shared) {
         shared -= 1;
     }
-    put_varint(p, shared as u64);
-    put_str(p, &name[shared..]);
-    put_signed(p, c.used_bytes.wrapping_sub(total) as i64);
-    put_varint(
-        p,
-        if reserved_4k {
-            c.reserved_bytes / 4096
-        } else {
-            c.reserved_bytes
+    out.varint(shared as u64);
+    out.varint((name.len() - shared) as u64);
+    out.bytes(&name.as_bytes()[shared..]);
+    out.varint(if reserved_4k {
+        c.reserved_bytes / 4096
+    } else {
+        c.reserved_bytes
+    });
+    out.varint(c.page_count);
+    out.varint(c.largest_alloc);
+    let mut total = 0u64;
+    let kinds_ok = put_slots(
+        &mut out,
+        kind_count + 1,
+        &c.kinds,
+        |out, &(slot, bytes, count)| {
+            total = total.wrapping_add(bytes);
+            out.varint(bytes);
+            out.varint(count);
+            slot
         },
     );
-    put_varint(p, c.page_count);
-    put_varint(p, c.largest_alloc);
-    let kinds_outside = "its kinds are not in increasing slot order within the schema";
-    put_bitmap(
-        p,
-        kind_count + 1,
-        c.kinds.iter().map(|k| k.0),
-        kinds_outside,
-    )?;
-    for &(_, bytes, count) in &c.kinds {
-        put_varint(p, bytes);
-        put_varint(p, count);
+    if !kinds_ok {
+        return Err(invalid(
+            "its kinds are not in increasing slot order within the schema",
+        ));
     }
-    let phases_outside = "its phases are not in increasing slot order within the schema";
-    put_bitmap(
-        p,
+    out.signed(c.used_bytes.wrapping_sub(total) as i64);
+    // The last phase's bytes are left out when the phases add up to the kinds.
+    let derived = !c.phases.is_empty() && phase_sum == total;
+    let stored = c.phases.len() - usize::from(derived);
+    let phases_ok = put_slots(
+        &mut out,
         phase_count + 1,
-        c.phases.iter().map(|k| k.0),
-        phases_outside,
-    )?;
-    let last = c.phases.len().wrapping_sub(usize::from(derived));
-    for &(_, bytes) in &c.phases[..last.min(c.phases.len())] {
-        put_varint(p, bytes);
+        &c.phases[..stored],
+        |out, &(slot, bytes)| {
+            out.varint(bytes);
+            slot
+        },
+    ) && put_slots_after(&mut out, phase_count + 1, &c.phases, stored);
+    if !phases_ok {
+        return Err(invalid(
+            "its phases are not in increasing slot order within the schema",
+        ));
     }
+    let end = out.at;
+    head |= if derived { LAST_PHASE_DERIVED } else { 0 };
+    // The derived bit is below bit 7: it never changes the head's length.
+    debug_assert_eq!(varint_len(head), head_room);
+    out.at = head_at;
+    out.varint(head);
+    p.extend_from_slice(&scratch.room[..end]);
     if !c.phase_kind_bytes.is_empty() {
-        put_by_phase(p, c, scratch)?;
+        put_by_phase(p, c, &mut scratch.per_kind)?;
     }
     Ok(())
+}
+
+/// Writes a bitmap of `slots` bits, then what `each` writes of every item of `items` (it
+/// returns the item's slot). False if the slots do not increase or one lies past the last.
+/// A bitmap of at most 64 slots (most schemas) is built in one word.
+#[inline(always)]
+fn put_slots<T>(
+    out: &mut Out<'_>,
+    slots: usize,
+    items: &[T],
+    mut each: impl FnMut(&mut Out<'_>, &T) -> u32,
+) -> bool {
+    let mut bits = Bits::new(out, slots);
+    if slots <= 64 {
+        let (mut word, mut next) = (0u64, 0usize);
+        for item in items {
+            let s = each(out, item) as usize;
+            // next <= s < slots, in one comparison.
+            if s.wrapping_sub(next) >= slots - next {
+                return false;
+            }
+            next = s + 1;
+            word |= 1 << s;
+        }
+        bits.word = word;
+        bits.flush(out);
+        return true;
+    }
+    for item in items {
+        let slot = each(out, item);
+        if !bits.set(out, slot) {
+            return false;
+        }
+    }
+    bits.flush(out);
+    true
+}
+
+/// Sets in the bitmap [`put_slots`] wrote last the bits of `items[from..]`, whose values are
+/// left out (the last phase when derived); false as [`put_slots`].
+fn put_slots_after<T: Slotted>(out: &mut Out<'_>, slots: usize, items: &[T], from: usize) -> bool {
+    let bitmap = out.last_bitmap;
+    let before = items[..from].last().map_or(0, |i| i.slot() as usize + 1);
+    let mut next = before;
+    for item in &items[from..] {
+        let s = item.slot() as usize;
+        if s.wrapping_sub(next) >= slots - next {
+            return false;
+        }
+        next = s + 1;
+        out.buf[bitmap + s / 8] |= 1 << (s % 8);
+    }
+    true
+}
+
+/// An entry with a slot.
+trait Slotted {
+    fn slot(&self) -> u32;
+}
+
+impl Slotted for (u32, u64) {
+    fn slot(&self) -> u32 {
+        self.0
+    }
+}
+
+/// How many bytes `a` and `b` start with alike, compared 8 at a time.
+fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// How many bytes `v` takes as a varint.
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Kinds by phase: per present phase, a bitmap over the record's present kinds, then the bytes
@@ -297,7 +490,6 @@ pub(crate) fn decode_counts(
     let mut p = Payload::new(payload);
     p.skip(head.body)?;
     c.limit_hit = head.head & LIMIT_HIT != 0;
-    let used = p.signed()?;
     let reserved = p.varint()?;
     c.reserved_bytes = if head.head & RESERVED_4K != 0 {
         reserved
@@ -319,7 +511,7 @@ pub(crate) fn decode_counts(
         c.kinds.push((slot, bytes, count));
         Ok(())
     })?;
-    c.used_bytes = total.wrapping_add(used as u64);
+    c.used_bytes = total.wrapping_add(p.signed()? as u64);
     c.phases.clear();
     let mut phase_sum = 0u64;
     read_bitmap(&mut p, phase_count + 1, (1, 1), PHASE_OUTSIDE, |_, slot| {

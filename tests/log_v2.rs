@@ -39,21 +39,20 @@ fn schema(kinds: &[&str], phases: &[&str]) -> Arc<Schema> {
     Arc::new(Schema::new(names(kinds), names(phases)).unwrap())
 }
 
-/// 20 records over three schemas and three tiers (and none), with names that share prefixes
+/// 20 records over three schemas (one of more than 64 kinds and phases) and three tiers (and none), with names that share prefixes
 /// (also inside a multi-byte character), unknown names and contexts, the invalid-kind and
 /// no-phase buckets, kinds by phase on some records, phases that add up to the kinds' bytes
 /// and phases that do not, reserved bytes in and out of 4 KiB units, used below the total.
 fn sample() -> Vec<MethodRecord> {
     let schemas = [
         schema(&["A", "B", "C"], &["P", "Q"]),
-        schema(
-            &(0..20)
-                .map(|i| format!("K{i}"))
-                .collect::<Vec<_>>()
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-            &["I", "J", "K"],
+        // More than 64 kinds and phases: bitmaps of more than one word.
+        Arc::new(
+            Schema::read(
+                (0..100).map(|i| format!("K{i}")).collect(),
+                (0..70).map(|i| format!("P{i}")).collect(),
+            )
+            .unwrap(),
         ),
         schema(&["X"], &[]),
     ];
@@ -281,12 +280,13 @@ fn hand_made(by_phase: (u64, u64)) -> Vec<u8> {
     put_str(&mut p, "P");
     put_frame(&mut bytes, 1, &p);
     let mut p = Vec::new();
-    // head (kinds by phase follow), context delta, shared prefix, name, used - total,
-    // reserved, pages, largest.
+    // head (kinds by phase follow), context delta, shared prefix, name, reserved, pages,
+    // largest.
     p.extend_from_slice(&[2, 0, 0]);
     put_str(&mut p, "m");
-    p.extend_from_slice(&[0, 0, 0, 0]);
+    p.extend_from_slice(&[0, 0, 0]);
     p.extend_from_slice(&[0b011, 10, 1, 5, 1]); // kinds A and B
+    p.push(0); // used - total
     p.extend_from_slice(&[0b01, 15]); // phase P
     p.extend_from_slice(&[0b11, by_phase.0 as u8, by_phase.1 as u8]);
     put_frame(&mut bytes, 3, &p);
