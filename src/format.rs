@@ -212,14 +212,22 @@ impl<'a> Payload<'a> {
     }
 
     /// Reads an unsigned LEB128 value.
-    #[inline(always)] // the decoders' innermost step: most values are one byte
+    #[inline(always)] // the decoders' innermost step: most values are one or two bytes
     pub fn varint(&mut self) -> Result<u64, Malformed> {
         match self.bytes.get(self.at) {
             Some(&first) if first < 0x80 => {
                 self.at += 1;
                 Ok(u64::from(first))
             }
-            _ => self.varint_long(),
+            Some(&first) => match self.bytes.get(self.at + 1) {
+                // Two bytes: most byte counts.
+                Some(&second) if second < 0x80 => {
+                    self.at += 2;
+                    Ok(u64::from(first & 0x7f) | u64::from(second) << 7)
+                }
+                _ => self.varint_long(),
+            },
+            None => self.varint_long(),
         }
     }
 

@@ -446,35 +446,67 @@ const KIND_OUTSIDE: Malformed =
 const PHASE_OUTSIDE: Malformed =
     Malformed("a phase is outside its schema (its bitmap has a bit past the last phase)");
 
-/// Reads a bitmap of `slots` bits, calling `f` with each slot set, in increasing order. Each
-/// slot set but `free` ones needs at least `each` more bytes of the record: a bitmap that claims
-/// more is refused before any is decoded, so memory follows the bytes read.
-fn read_bitmap(
-    p: &mut Payload<'_>,
+/// Reads a bitmap of `slots` bits; returns its slots set and how many there are. Each slot set
+/// but `free` ones needs at least `each` more bytes of the record: a bitmap that claims more is
+/// refused before any is decoded, so memory follows the bytes read.
+fn read_bitmap<'a>(
+    p: &mut Payload<'a>,
     slots: usize,
     (each, free): (usize, usize),
     outside: Malformed,
-    mut f: impl FnMut(&mut Payload<'_>, u32) -> Result<(), Malformed>,
-) -> Result<(), Malformed> {
+) -> Result<(Slots<'a>, usize), Malformed> {
     let bitmap = p.bytes(slots.div_ceil(8))?;
+    if let Some(&last) = bitmap.last() {
+        // Bits past the last slot must be clear.
+        if slots % 8 != 0 && last >> (slots % 8) != 0 {
+            return Err(outside);
+        }
+    }
     let set: usize = bitmap.iter().map(|b| b.count_ones() as usize).sum();
     if set.saturating_sub(free).saturating_mul(each) > p.remaining() {
         return Err(Malformed(
             "its bitmap lists more kinds or phases than the record holds",
         ));
     }
-    for (i, &byte) in bitmap.iter().enumerate() {
-        let mut bits = byte;
-        while bits != 0 {
-            let slot = i * 8 + bits.trailing_zeros() as usize;
-            if slot >= slots {
-                return Err(outside);
+    u32::try_from(slots).map_err(|_| outside)?;
+    Ok((
+        Slots {
+            rest: bitmap,
+            word: 0,
+            base: 0,
+        },
+        set,
+    ))
+}
+
+/// The slots set in a bitmap, in increasing order, 64 at a time.
+struct Slots<'a> {
+    rest: &'a [u8],
+    word: u64,
+    /// The slot of bit 0 of `word`, plus 64.
+    base: u32,
+}
+
+impl Iterator for Slots<'_> {
+    type Item = u32;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u32> {
+        while self.word == 0 {
+            if self.rest.is_empty() {
+                return None;
             }
-            f(p, u32::try_from(slot).map_err(|_| Malformed(outside.0))?)?;
-            bits &= bits - 1;
+            let n = self.rest.len().min(8);
+            let mut bytes = [0u8; 8];
+            bytes[..n].copy_from_slice(&self.rest[..n]);
+            self.word = u64::from_le_bytes(bytes);
+            self.rest = &self.rest[n..];
+            self.base += 64;
         }
+        let slot = self.base - 64 + self.word.trailing_zeros();
+        self.word &= self.word - 1;
+        Some(slot)
     }
-    Ok(())
 }
 
 /// Decodes the counters of a version-2 record (from [`Head::body`]) into `c`, reusing its
@@ -500,24 +532,27 @@ pub(crate) fn decode_counts(
     };
     c.page_count = p.varint()?;
     c.largest_alloc = p.varint()?;
+    let (slots, n) = read_bitmap(&mut p, kind_count + 1, (2, 0), KIND_OUTSIDE)?;
     c.kinds.clear();
-    let (mut total, mut count_sum) = (0u64, 0u64);
-    read_bitmap(&mut p, kind_count + 1, (2, 0), KIND_OUTSIDE, |p, slot| {
+    c.kinds.resize(n, (0, 0, 0));
+    let (mut total, mut count_sum, mut overflow) = (0u64, 0u64, false);
+    for (kind, slot) in c.kinds.iter_mut().zip(slots) {
         let (bytes, count) = (p.varint()?, p.varint()?);
-        total = total.checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
-        count_sum = count_sum.checked_add(count).ok_or(Malformed(
-            "its allocation counts add up to more than 2^64 - 1",
-        ))?;
-        c.kinds.push((slot, bytes, count));
-        Ok(())
-    })?;
+        let (t, o1) = total.overflowing_add(bytes);
+        let (n, o2) = count_sum.overflowing_add(count);
+        (total, count_sum, overflow) = (t, n, overflow | o1 | o2);
+        *kind = (slot, bytes, count);
+    }
+    if overflow {
+        return Err(Malformed(
+            "its byte or allocation counts add up to more than 2^64 - 1",
+        ));
+    }
     c.used_bytes = total.wrapping_add(p.signed()? as u64);
+    let (slots, n) = read_bitmap(&mut p, phase_count + 1, (1, 1), PHASE_OUTSIDE)?;
     c.phases.clear();
+    c.phases.extend(slots.take(n).map(|slot| (slot, 0)));
     let mut phase_sum = 0u64;
-    read_bitmap(&mut p, phase_count + 1, (1, 1), PHASE_OUTSIDE, |_, slot| {
-        c.phases.push((slot, 0));
-        Ok(())
-    })?;
     let derived = head.head & LAST_PHASE_DERIVED != 0;
     if derived && c.phases.is_empty() {
         return Err(Malformed("it derives the bytes of a phase but has none"));
@@ -555,14 +590,14 @@ fn read_by_phase(
     per_kind.resize(c.kinds.len(), 0);
     for &(phase, phase_bytes) in &c.phases {
         let mut sum = 0u64;
-        read_bitmap(p, c.kinds.len(), (1, 0), MISMATCH, |p, k| {
+        let (slots, _) = read_bitmap(p, c.kinds.len(), (1, 0), MISMATCH)?;
+        for k in slots {
             let bytes = p.varint()?;
             let k = k as usize;
             sum = sum.checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
             per_kind[k] = per_kind[k].checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
             c.phase_kind_bytes.push((phase, c.kinds[k].0, bytes));
-            Ok(())
-        })?;
+        }
         if sum != phase_bytes {
             return Err(MISMATCH);
         }
