@@ -476,7 +476,9 @@ impl FrameReader {
             self.done = true;
             let rest = &self.frame.payload[..got];
             let mut search = crate::scan::FrameSearch::new(rest);
-            let damaged = search.holds_a_frame() || search.is_whole_frame(head[0]);
+            // The length's damage may have taken the payload's first bytes into it.
+            let damaged = search.holds_a_frame()
+                || (2..=head.len()).any(|k| search.is_whole_frame(head[0], &head[k..]));
             self.scanned += search.examined;
             if damaged {
                 return Err(self.corrupt(start, "its length field was damaged"));
