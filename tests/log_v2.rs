@@ -386,3 +386,72 @@ fn a_newer_version_is_refused_with_a_message() {
         .expect("a version-2 trace");
     assert!(err.message.contains("reads version 1"), "{}", err.message);
 }
+
+/// A version-2 log of one schema of `kinds` kinds (no phases) and one record `body` after a
+/// head of no flags, context delta 0 and `shared` bytes shared with the (empty) previous name.
+fn with_record(kinds: usize, shared: u8, body: &[u8]) -> Vec<u8> {
+    let mut bytes = header_for(Content::Log, 2).to_vec();
+    let mut p = Vec::new();
+    put_varint(&mut p, 0);
+    put_varint(&mut p, kinds as u64);
+    (0..kinds).for_each(|i| put_str(&mut p, &format!("K{i}")));
+    put_varint(&mut p, 0);
+    put_frame(&mut bytes, 1, &p);
+    let mut p = vec![0, 0, shared];
+    put_str(&mut p, "m");
+    p.extend_from_slice(&[0, 0, 0]); // reserved, pages, largest
+    p.extend_from_slice(body);
+    put_frame(&mut bytes, 3, &p);
+    bytes
+}
+
+#[test]
+fn impossible_version_2_records_are_corrupt_and_cost_no_memory() {
+    // A good record first, so that the cases below differ from it in one thing each.
+    let path = tmp("v2-good.jas");
+    // Kinds: slot 1 (8 bytes, 1 allocation); used - total 0; phases: "no phase", derived: no.
+    std::fs::write(&path, with_record(2, 0, &[0b010, 8, 1, 0, 0b1, 8])).unwrap();
+    let (records, _) = log::read_all(&path).unwrap();
+    assert_eq!(records[0].counts.kinds, [(1, 8, 1)]);
+    assert_eq!(records[0].counts.phases, [(0, 8)]);
+    let mut many = vec![0xFF; 10_000 / 8];
+    many.extend_from_slice(&[1, 1, 0, 0]);
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        // The previous name is empty: nothing to share.
+        (
+            "shared.jas",
+            with_record(2, 1, &[0b010, 8, 1, 0, 0b1, 8]),
+            "shares more",
+        ),
+        // Bit 3 is the slot after the invalid-kind bucket (slot 2).
+        (
+            "past.jas",
+            with_record(2, 0, &[0b1000, 8, 1, 0, 0b1, 8]),
+            "outside its schema",
+        ),
+        // 9,999 kinds and an invalid bucket claimed, two bytes of them there.
+        (
+            "claims.jas",
+            with_record(9_999, 0, &many),
+            "lists more kinds",
+        ),
+        // The record ends inside its phases.
+        (
+            "short.jas",
+            with_record(2, 0, &[0b010, 8, 1, 0, 0b1]),
+            "runs past",
+        ),
+    ];
+    for (name, bytes, says) in cases {
+        let path = tmp(name);
+        std::fs::write(&path, bytes).unwrap();
+        let err = log::read_all(&path).expect_err(name);
+        assert!(
+            err.message.contains(name)
+                && err.message.contains("is corrupt")
+                && err.message.contains(says),
+            "{name}: {}",
+            err.message
+        );
+    }
+}
