@@ -180,9 +180,8 @@ pub(crate) fn encode(
         + (kind_count + 1).div_ceil(8)
         + 2 * MAX_VARINT * c.kinds.len()
         + (phase_count + 1).div_ceil(8)
-        + MAX_VARINT * c.phases.len()
-        + MAX_VARINT; // a varint is written into a window of MAX_VARINT bytes
-                      // Room that keeps its largest length from record to record: it is not cleared each time.
+        + MAX_VARINT * c.phases.len();
+    // Room that keeps its largest length from record to record: it is not cleared each time.
     let room = &mut scratch.room;
     if room.len() < most {
         room.resize(most, 0);
