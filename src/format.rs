@@ -16,8 +16,11 @@ use crate::error::{Error, ErrorCode};
 pub const MAGIC: &[u8; 8] = b"JITARENA";
 /// Length of the file header: magic, content kind, version, two reserved bytes.
 pub const HEADER_LEN: usize = 12;
-/// The format version this build writes and reads.
-pub const VERSION: u8 = 1;
+/// The format version of the stats logs this build writes (it reads versions 1 and 2): version 2
+/// has the compact method record (`docs/formats.md`).
+pub const LOG_VERSION: u8 = 2;
+/// The format version of the traces this build writes and reads.
+pub const TRACE_VERSION: u8 = 1;
 /// Largest frame payload accepted (a sanity bound: a trace frame holds one method's events).
 pub const MAX_FRAME: u64 = 1 << 30;
 
@@ -44,14 +47,28 @@ impl Content {
             Content::Trace => "trace",
         }
     }
+
+    /// The format version this build writes for `self`.
+    pub fn version(self) -> u8 {
+        match self {
+            Content::Log => LOG_VERSION,
+            Content::Trace => TRACE_VERSION,
+        }
+    }
 }
 
-/// The header bytes for a file of `content`.
+/// A version-1 header for a file of `content`: version 1 frames are read by every reader
+/// (hand-made files in tests use it). Writers use [`header_for`].
 pub fn header(content: Content) -> [u8; HEADER_LEN] {
+    header_for(content, 1)
+}
+
+/// The header bytes for a file of `content` in format `version`.
+pub fn header_for(content: Content, version: u8) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[..8].copy_from_slice(MAGIC);
     h[8] = content.byte();
-    h[9] = VERSION;
+    h[9] = version;
     h
 }
 
@@ -195,14 +212,22 @@ impl<'a> Payload<'a> {
     }
 
     /// Reads an unsigned LEB128 value.
-    #[inline(always)] // the decoders' innermost step: most values are one byte
+    #[inline(always)] // the decoders' innermost step: most values are one or two bytes
     pub fn varint(&mut self) -> Result<u64, Malformed> {
         match self.bytes.get(self.at) {
             Some(&first) if first < 0x80 => {
                 self.at += 1;
                 Ok(u64::from(first))
             }
-            _ => self.varint_long(),
+            Some(&first) => match self.bytes.get(self.at + 1) {
+                // Two bytes: most byte counts.
+                Some(&second) if second < 0x80 => {
+                    self.at += 2;
+                    Ok(u64::from(first & 0x7f) | u64::from(second) << 7)
+                }
+                _ => self.varint_long(),
+            },
+            None => self.varint_long(),
         }
     }
 
@@ -232,6 +257,22 @@ impl<'a> Payload<'a> {
                 return Err(Malformed("a number is longer than 64 bits"));
             }
         }
+    }
+
+    /// Reads the next `n` bytes as they are.
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], Malformed> {
+        let s = self
+            .at
+            .checked_add(n)
+            .and_then(|end| self.bytes.get(self.at..end))
+            .ok_or(Malformed("a field runs past the end of its record"))?;
+        self.at += n;
+        Ok(s)
+    }
+
+    /// Skips the next `n` bytes.
+    pub fn skip(&mut self, n: usize) -> Result<(), Malformed> {
+        self.bytes(n).map(drop)
     }
 
     /// Reads a zigzag-encoded signed value.
@@ -278,6 +319,7 @@ pub struct Frame {
 /// (with a warning about a last record not yet whole), and pipes read like files.
 pub struct FrameReader {
     path: PathBuf,
+    version: u8,
     input: Input,
     offset: u64,
     /// Warnings gathered while reading (a cut-short last frame).
@@ -326,10 +368,14 @@ impl FrameReader {
                 content.name()
             )));
         }
-        if head[9] != VERSION {
+        let version = head[9];
+        if version == 0 || version > content.version() {
+            let reads = match content.version() {
+                1 => "version 1".to_string(),
+                v => format!("versions 1 to {v}"),
+            };
             return Err(bad(format!(
-                "format version {} is not readable by this jitarena, which reads version {VERSION}: use a jitarena at least as new as the writer",
-                head[9]
+                "format version {version} is not readable by this jitarena, which reads {reads}: use a jitarena at least as new as the writer"
             )));
         }
         let mut input = source.into_input();
@@ -337,6 +383,7 @@ impl FrameReader {
         read_up_to(&mut input, &mut skip).map_err(|e| io_error(&path, "read", &e))?;
         Ok(FrameReader {
             path,
+            version,
             input,
             offset: HEADER_LEN as u64,
             warnings: Vec::new(),
@@ -353,6 +400,11 @@ impl FrameReader {
     /// The file being read.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The file's format version (from its header).
+    pub fn version(&self) -> u8 {
+        self.version
     }
 
     /// Bytes read from the file plus bytes examined while looking for whole frames after a
@@ -424,7 +476,9 @@ impl FrameReader {
             self.done = true;
             let rest = &self.frame.payload[..got];
             let mut search = crate::scan::FrameSearch::new(rest);
-            let damaged = search.holds_a_frame() || search.is_whole_frame(head[0]);
+            // The length's damage may have taken the payload's first bytes into it.
+            let damaged = search.holds_a_frame()
+                || (2..=head.len()).any(|k| search.is_whole_frame(head[0], &head[k..]));
             self.scanned += search.examined;
             if damaged {
                 return Err(self.corrupt(start, "its length field was damaged"));

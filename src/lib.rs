@@ -22,6 +22,7 @@ mod fork;
 pub mod format;
 pub mod log;
 pub mod method;
+mod record;
 mod scan;
 pub mod trace;
 

@@ -1,6 +1,7 @@
 //! The stats log: one checksummed record of counters per compiled method, preceded by the
 //! schema (kind and phase names) and tier names it refers to. Layout: `docs/formats.md`.
 
+use std::cell::Cell;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use crate::error::Error;
 use crate::format::{
     self, put_frame, put_signed, put_str, put_varint, Content, FrameReader, Malformed, Payload,
 };
+use crate::record;
 
 /// Frame type: a schema (its id, kind names, phase names).
 pub(crate) const FRAME_SCHEMA: u8 = 1;
@@ -212,7 +214,7 @@ pub(crate) struct RecordWriter<W: Write> {
 impl<W: Write> RecordWriter<W> {
     /// Starts a file of `content`: writes its header.
     pub(crate) fn new(mut out: W, content: Content) -> io::Result<RecordWriter<W>> {
-        let header = format::header(content);
+        let header = format::header_for(content, content.version());
         out.write_all(&header)?;
         Ok(RecordWriter {
             out,
@@ -232,22 +234,37 @@ impl<W: Write> RecordWriter<W> {
         method: (Option<&str>, i64, Option<&str>),
         body: impl FnOnce(&mut Vec<u8>),
     ) -> io::Result<()> {
+        let (name, context, tier) = method;
+        self.write_raw(kind, schema, tier, |p, schema_id, tier_id| {
+            put_varint(p, schema_id);
+            put_signed(p, context);
+            put_varint(p, tier_id);
+            put_str(p, name.unwrap_or(""));
+            body(p);
+            Ok(())
+        })
+    }
+
+    /// Appends a record of frame type `kind` whose whole payload `body` encodes, given the ids
+    /// of its schema and tier. When `body` fails, nothing is written.
+    pub(crate) fn write_raw(
+        &mut self,
+        kind: u8,
+        schema: &Arc<Schema>,
+        tier: Option<&str>,
+        body: impl FnOnce(&mut Vec<u8>, u64, u64) -> io::Result<()>,
+    ) -> io::Result<()> {
         if let Some(torn) = self.torn {
             return Err(io::Error::other(format!(
                 "an earlier record was cut short ({torn} of its bytes follow the last whole record, which ends at byte {}) and could not be removed, so no record is written after it",
                 self.good
             )));
         }
-        let (name, context, tier) = method;
         self.frame.clear();
         let ids = self.dict.ids(schema, tier, &mut self.frame);
         let p = &mut self.payload;
         p.clear();
-        put_varint(p, ids.schema);
-        put_signed(p, context);
-        put_varint(p, ids.tier);
-        put_str(p, name.unwrap_or(""));
-        body(p);
+        body(p, ids.schema, ids.tier)?;
         put_frame(&mut self.frame, kind, p);
         match write_counted(&mut self.out, &self.frame) {
             Ok(()) => {
@@ -313,15 +330,28 @@ fn write_counted(out: &mut impl Write, mut bytes: &[u8]) -> Result<(), (io::Erro
 /// failed record are written again with the next record that needs them. When part of the
 /// failed record reached the output, later writes are refused until
 /// [`LogWriter::remove_torn`] has removed it.
-pub struct LogWriter<W: Write>(RecordWriter<W>);
+pub struct LogWriter<W: Write> {
+    records: RecordWriter<W>,
+    /// The last record written: the next one's context and name are written relative to it.
+    prev: record::Prev,
+    /// Buffers reused from record to record.
+    scratch: record::Scratch,
+}
 
 impl<W: Write> LogWriter<W> {
     /// Starts a log: writes the file header.
     pub fn new(out: W) -> io::Result<LogWriter<W>> {
-        RecordWriter::new(out, Content::Log).map(LogWriter)
+        Ok(LogWriter {
+            records: RecordWriter::new(out, Content::Log)?,
+            prev: record::Prev::default(),
+            scratch: record::Scratch::default(),
+        })
     }
 
-    /// Appends one method's record.
+    /// Appends one method's record. Fails with [`io::ErrorKind::InvalidInput`], writing
+    /// nothing, when the counts cannot be a record: slots that do not increase or lie outside
+    /// the schema, or kinds by phase that name a kind or phase the record does not list, are out
+    /// of order or do not add up to the kinds' and phases' bytes.
     #[inline(never)] // once per method; kept whole so that profiles can name it
     pub fn write(
         &mut self,
@@ -331,33 +361,27 @@ impl<W: Write> LogWriter<W> {
         tier: Option<&str>,
         c: &MethodCounts,
     ) -> io::Result<()> {
-        self.0
-            .write(FRAME_METHOD, schema, (name, context, tier), |p| {
-                put_varint(p, u64::from(c.limit_hit));
-                for v in [
-                    c.used_bytes,
-                    c.reserved_bytes,
-                    c.page_count,
-                    c.largest_alloc,
-                ] {
-                    put_varint(p, v);
-                }
-                put_varint(p, c.kinds.len() as u64);
-                let mut next = 0;
-                for &(slot, bytes, count) in &c.kinds {
-                    put_varint(p, u64::from(slot - next));
-                    put_varint(p, bytes);
-                    put_varint(p, count);
-                    next = slot + 1;
-                }
-                put_varint(p, c.phases.len() as u64);
-                let mut next = 0;
-                for &(slot, bytes) in &c.phases {
-                    put_varint(p, u64::from(slot - next));
-                    put_varint(p, bytes);
-                    next = slot + 1;
-                }
-            })
+        let name = name.unwrap_or("");
+        let (prev, scratch) = (&self.prev, &mut self.scratch);
+        let (kinds, phases) = (schema.kinds.len(), schema.phases.len());
+        self.records
+            .write_raw(FRAME_METHOD, schema, tier, |p, schema_id, tier_id| {
+                record::encode(
+                    p,
+                    (schema_id, tier_id),
+                    kinds,
+                    phases,
+                    prev,
+                    name,
+                    context,
+                    c,
+                    scratch,
+                )
+            })?;
+        self.prev.context = context;
+        self.prev.name.clear();
+        self.prev.name.push_str(name);
+        Ok(())
     }
 
     /// After a failed write, removes the part of the record that reached the output:
@@ -367,7 +391,7 @@ impl<W: Write> LogWriter<W> {
         &mut self,
         truncate: impl FnOnce(&mut W, u64) -> io::Result<()>,
     ) -> io::Result<()> {
-        self.0.remove_torn(truncate)
+        self.records.remove_torn(truncate)
     }
 
     /// Appends a record read from another log.
@@ -384,7 +408,7 @@ impl<W: Write> LogWriter<W> {
 
     /// Flushes and returns the output.
     pub fn finish(self) -> io::Result<W> {
-        self.0.finish()
+        self.records.finish()
     }
 }
 
@@ -484,16 +508,28 @@ impl DictionaryReader {
         info.context = p.signed()?;
         let tier_id = p.varint()?;
         let name = p.str()?;
-        let schema = self
-            .schemas
-            .get(schema_id as usize)
+        self.ids_into(schema_id, tier_id, name, info)
+    }
+
+    /// Looks up a record's schema and tier by id and sets `info`'s tier and name (reusing its
+    /// strings); returns the record's schema.
+    pub(crate) fn ids_into(
+        &self,
+        schema_id: u64,
+        tier_id: u64,
+        name: &str,
+        info: &mut MethodInfo,
+    ) -> Result<&Arc<Schema>, Malformed> {
+        let schema = usize::try_from(schema_id)
+            .ok()
+            .and_then(|id| self.schemas.get(id))
             .ok_or(Malformed("it names a schema not defined before it"))?;
         match tier_id {
             0 => info.tier = None,
             id => {
-                let tier = self
-                    .tiers
-                    .get(id as usize - 1)
+                let tier = usize::try_from(id - 1)
+                    .ok()
+                    .and_then(|id| self.tiers.get(id))
                     .ok_or(Malformed("it names a tier not defined before it"))?;
                 reuse(&mut info.tier, tier);
             }
@@ -532,15 +568,30 @@ fn read_names(p: &mut Payload<'_>) -> Result<Vec<String>, Malformed> {
 pub struct LogReader {
     frames: FrameReader,
     dict: DictionaryReader,
+    /// Version 2: the current record's context and name (each record's are relative to the
+    /// previous one's, so every method frame advances them, decoded or not).
+    prev: record::Prev,
+    /// Version 2: the current record's fields before its counters.
+    head: record::Head,
+    /// Reused by the checks of kinds by phase.
+    scratch: Cell<Vec<u64>>,
 }
 
 impl LogReader {
-    /// Opens a stats log, checking its header.
+    /// Opens a stats log, checking its header. Reads format versions 1 and 2.
     pub fn open(path: &Path) -> Result<LogReader, Error> {
         Ok(LogReader {
             frames: FrameReader::open(path, Content::Log)?,
             dict: DictionaryReader::for_logs(),
+            prev: record::Prev::default(),
+            head: record::Head::default(),
+            scratch: Cell::new(Vec::new()),
         })
+    }
+
+    /// The log's format version (1 or 2).
+    pub fn version(&self) -> u8 {
+        self.frames.version()
     }
 
     /// Warnings so far (a cut-short last record).
@@ -581,6 +632,10 @@ impl LogReader {
             if self.dict.take(frame, &self.frames)? || frame.kind != FRAME_METHOD {
                 continue; // schema and tier frames; unknown frame types are skipped
             }
+            if self.frames.version() >= 2 {
+                self.head = record::Head::read(&frame.payload, &mut self.prev)
+                    .map_err(|e| self.frames.corrupt(frame.offset, e.0))?;
+            }
             return Ok(true);
         }
         Ok(false)
@@ -594,6 +649,32 @@ impl LogReader {
     }
 
     fn decode(&self, payload: &[u8], record: &mut MethodRecord) -> Result<(), Malformed> {
+        if self.frames.version() == 1 {
+            return self.decode_v1(payload, record);
+        }
+        let h = &self.head;
+        let schema = self
+            .dict
+            .ids_into(h.schema, h.tier, &self.prev.name, &mut record.info)?;
+        record.info.context = self.prev.context;
+        if !Arc::ptr_eq(&record.schema, schema) {
+            record.schema = Arc::clone(schema);
+        }
+        let mut scratch = self.scratch.take();
+        let result = record::decode_counts(
+            payload,
+            h,
+            schema.kinds.len(),
+            schema.phases.len(),
+            &mut record.counts,
+            &mut scratch,
+        );
+        self.scratch.set(scratch);
+        result
+    }
+
+    /// A version-1 record: every field in full.
+    fn decode_v1(&self, payload: &[u8], record: &mut MethodRecord) -> Result<(), Malformed> {
         let mut p = Payload::new(payload);
         let schema = self.dict.info_into(&mut p, &mut record.info)?;
         if !Arc::ptr_eq(&record.schema, schema) {
@@ -635,6 +716,7 @@ impl LogReader {
             c.phases.push((slot, bytes));
             next = u64::from(slot) + 1;
         }
+        c.phase_kind_bytes.clear();
         if !p.is_done() {
             return Err(Malformed("it has bytes after its last field"));
         }

@@ -185,20 +185,22 @@ impl<'a> FrameSearch<'a> {
         (0..self.bytes.len()).any(|at| self.frame_at(at))
     }
 
-    /// Whether the bytes are exactly a frame body (payload and checksum) of type `kind`, whose
-    /// length field was damaged.
-    pub(crate) fn is_whole_frame(&mut self, kind: u8) -> bool {
-        let Some(len) = self.bytes.len().checked_sub(4) else {
+    /// Whether `absorbed` followed by the bytes is exactly a frame body (payload and checksum)
+    /// of type `kind`, whose length field was damaged. `absorbed` are the first bytes of the
+    /// payload when the damaged length took them for more of its bytes (a cleared stop bit).
+    pub(crate) fn is_whole_frame(&mut self, kind: u8, absorbed: &[u8]) -> bool {
+        let Some(rest) = self.bytes.len().checked_sub(4) else {
             return false;
         };
         let mut head = vec![kind];
-        crate::format::put_varint(&mut head, len as u64);
+        crate::format::put_varint(&mut head, (absorbed.len() + rest) as u64);
+        head.extend_from_slice(absorbed);
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&head);
         // CRC(head ++ body) from CRC(head) and the body's prefix CRC.
-        let crc = self.prefix[len] ^ self.shift(hasher.finalize(), len);
+        let crc = self.prefix[rest] ^ self.shift(hasher.finalize(), rest);
         self.examined += head.len() as u64 + 4;
-        crc.to_le_bytes() == self.bytes[len..]
+        crc.to_le_bytes() == self.bytes[rest..]
     }
 }
 
@@ -283,8 +285,11 @@ mod tests {
         let mut frame = Vec::new();
         crate::format::put_frame(&mut frame, 4, &[9u8; 300]);
         let body = &frame[3..]; // type and a two-byte length
-        assert!(FrameSearch::new(body).is_whole_frame(4));
-        assert!(!FrameSearch::new(body).is_whole_frame(3));
-        assert!(!FrameSearch::new(&body[1..]).is_whole_frame(4));
+        assert!(FrameSearch::new(body).is_whole_frame(4, &[]));
+        assert!(!FrameSearch::new(body).is_whole_frame(3, &[]));
+        assert!(!FrameSearch::new(&body[1..]).is_whole_frame(4, &[]));
+        // The first payload bytes taken into a damaged length field.
+        assert!(FrameSearch::new(&body[2..]).is_whole_frame(4, &body[..2]));
+        assert!(!FrameSearch::new(&body[2..]).is_whole_frame(4, &body[..1]));
     }
 }

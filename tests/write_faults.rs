@@ -144,6 +144,53 @@ fn a_record_cut_short_refuses_later_records_until_it_is_removed() {
 }
 
 #[test]
+fn a_failed_write_does_not_move_what_the_next_name_and_context_are_relative_to() {
+    // Version-2 records write the context and name relative to the previous record's: a
+    // record that did not reach the file (wholly or in part) must not count as the previous.
+    let a = schema(&["X"]);
+    let disk = Faulty::default();
+    let mut w = LogWriter::new(disk.clone()).unwrap();
+    w.write(&a, Some("Ns.C:Alpha"), 10, None, &counts(8))
+        .unwrap();
+    disk.budget(Some(0));
+    assert!(w
+        .write(&a, Some("Ns.C:Alpsen"), 500, None, &counts(8))
+        .is_err());
+    disk.budget(None);
+    w.write(&a, Some("Ns.C:Alps"), 11, None, &counts(8))
+        .unwrap();
+    let whole = disk.bytes().len();
+    disk.budget(Some(4));
+    assert!(w
+        .write(&a, Some("Ns.C:Alpacas"), 900, None, &counts(8))
+        .is_err());
+    disk.budget(None);
+    let clone = disk.clone();
+    w.remove_torn(|_, len| {
+        assert_eq!(len, whole as u64);
+        clone.0.borrow_mut().bytes.truncate(len as usize);
+        Ok(())
+    })
+    .unwrap();
+    w.write(&a, Some("Ns.C:Alpaca"), 12, None, &counts(8))
+        .unwrap();
+    let (records, warnings) = read_back("relative.jas", &disk.bytes());
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let seen: Vec<_> = records
+        .iter()
+        .map(|r| (r.info.name.clone().unwrap_or_default(), r.info.context))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("Ns.C:Alpha".to_string(), 10),
+            ("Ns.C:Alps".to_string(), 11),
+            ("Ns.C:Alpaca".to_string(), 12)
+        ]
+    );
+}
+
+#[test]
 fn a_trace_writer_survives_a_torn_method_too() {
     let a = schema(&["X"]);
     let disk = Faulty::default();

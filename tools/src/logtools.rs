@@ -242,7 +242,7 @@ pub fn dump(
                 let b0 = phases.get(name).and_then(serde_json::Value::as_u64);
                 phases.insert(name.to_string(), json!(b0.unwrap_or(0).saturating_add(b)));
             }
-            let row = json!({
+            let mut row = json!({
                 "context": r.info.context,
                 "tier": tier,
                 "name": name,
@@ -256,8 +256,30 @@ pub fn dump(
                 "kinds": kinds,
                 "phases": phases,
             });
+            if let (false, Some(row)) = (c.phase_kind_bytes.is_empty(), row.as_object_mut()) {
+                row.insert("kinds_by_phase".into(), kinds_by_phase(&schema, c));
+            }
             serde_json::to_string(&row).unwrap_or_default()
         };
         writeln!(out, "{line}").map_err(w)
     })
+}
+
+/// `{phase: {kind: bytes}}` of a record's kinds by phase (remapped to `schema`, the union's).
+fn kinds_by_phase(schema: &jitarena::Schema, c: &MethodCounts) -> serde_json::Value {
+    let mut by_phase = serde_json::Map::new();
+    for &(phase, kind, bytes) in &c.phase_kind_bytes {
+        let kinds = by_phase
+            .entry(schema.phase_name(phase as usize).to_string())
+            .or_insert_with(|| json!({}));
+        let kind = schema.kind_name(kind as usize);
+        if let Some(kinds) = kinds.as_object_mut() {
+            let b0 = kinds.get(kind).and_then(serde_json::Value::as_u64);
+            kinds.insert(
+                kind.to_string(),
+                json!(b0.unwrap_or(0).saturating_add(bytes)),
+            );
+        }
+    }
+    serde_json::Value::Object(by_phase)
 }

@@ -204,7 +204,7 @@ impl SchemaUnion {
         for p in counts.phases.iter_mut().filter(|p| p.0 == INVALID) {
             p.0 = self.phases.len() as u32;
         }
-        for e in counts.phase_kind_bytes.iter_mut() {
+        for e in &mut counts.phase_kind_bytes {
             if e.0 == INVALID {
                 e.0 = self.phases.len() as u32;
             }

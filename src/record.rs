@@ -1,0 +1,608 @@
+//! The version-2 method record of a stats log: kinds and phases as bitmaps over the schema's
+//! slots, what is derivable left out, and the method's context and name relative to the
+//! previous record's. Layout: `docs/formats.md` ("Method counters, version 2").
+//!
+//! The context and name depend on the previous record of the file: the writer advances its
+//! [`Prev`] only once a record's frame reached the output (as its dictionary), and a reader
+//! advances its own on every method frame, decoded or not ([`Head::read`]).
+
+use std::io;
+
+use crate::format::{put_varint, Malformed, Payload};
+use crate::log::MethodCounts;
+
+/// `head` bit: a request failed on the memory limit.
+const LIMIT_HIT: u64 = 1;
+/// `head` bit: kinds by phase follow the phases.
+const BY_PHASE: u64 = 2;
+/// `head` bit: the last present phase's bytes are left out (the phases add up to the kinds).
+const LAST_PHASE_DERIVED: u64 = 4;
+/// `head` bit: reserved bytes are written in 4 KiB units.
+const RESERVED_4K: u64 = 8;
+/// `head` bit: a schema id other than 0 follows.
+const SCHEMA_FOLLOWS: u64 = 16;
+/// The tier id is `head >> TIER_SHIFT`.
+const TIER_SHIFT: u32 = 5;
+
+/// What a record's context and name are relative to: the previous record of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Prev {
+    /// The previous record's context (-1 before the first record).
+    pub(crate) context: i64,
+    /// The previous record's name (empty before the first record and for an unknown name).
+    pub(crate) name: String,
+}
+
+impl Default for Prev {
+    fn default() -> Prev {
+        Prev {
+            context: -1,
+            name: String::new(),
+        }
+    }
+}
+
+fn invalid(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("the record cannot be written: {what}"),
+    )
+}
+
+/// A payload written into room reserved for its largest possible size: a byte costs a store
+/// and one bounds check, not a `Vec::push`.
+struct Out<'a> {
+    buf: &'a mut [u8],
+    at: usize,
+    /// Where the last bitmap written starts.
+    last_bitmap: usize,
+}
+
+impl Out<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.buf[self.at] = b;
+        self.at += 1;
+    }
+
+    #[inline(always)]
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.byte(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.byte(v as u8);
+    }
+
+    fn signed(&mut self, v: i64) {
+        self.varint(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    /// Skips `n` bytes (left zero, for a bitmap) and returns where they start.
+    fn zeros(&mut self, n: usize) -> usize {
+        let at = self.at;
+        self.buf[at..at + n].fill(0);
+        self.at += n;
+        at
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.buf[self.at..self.at + b.len()].copy_from_slice(b);
+        self.at += b.len();
+    }
+}
+
+/// A bitmap being built 64 slots at a time in a register, into bytes [`Out::zeros`] left.
+struct Bits {
+    /// Where the bitmap starts, and its length in bytes.
+    at: usize,
+    len: usize,
+    /// The slots below `next` are done; slots must increase and stay below `slots`.
+    next: usize,
+    slots: usize,
+    /// The 64-slot word being built, and the byte offset of that word in the bitmap.
+    word: u64,
+    word_at: usize,
+}
+
+impl Bits {
+    fn new(out: &mut Out<'_>, slots: usize) -> Bits {
+        let len = slots.div_ceil(8);
+        let at = out.zeros(len);
+        out.last_bitmap = at;
+        Bits {
+            at,
+            len,
+            next: 0,
+            slots,
+            word: 0,
+            word_at: 0,
+        }
+    }
+
+    /// Sets `slot`; false if it does not follow the last one set or lies past the last slot.
+    #[inline(always)]
+    fn set(&mut self, out: &mut Out<'_>, slot: u32) -> bool {
+        let s = slot as usize;
+        // next <= s < slots, in one comparison.
+        if s.wrapping_sub(self.next) >= self.slots - self.next {
+            return false;
+        }
+        self.next = s + 1;
+        let word_at = s / 64 * 8;
+        if word_at != self.word_at {
+            self.flush(out);
+            self.word = 0;
+            self.word_at = word_at;
+        }
+        self.word |= 1 << (s % 64);
+        true
+    }
+
+    fn flush(&self, out: &mut Out<'_>) {
+        let n = (self.len - self.word_at).min(8);
+        let at = self.at + self.word_at;
+        out.buf[at..at + n].copy_from_slice(&self.word.to_le_bytes()[..n]);
+    }
+}
+
+/// A writer's buffers, reused from record to record.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Where a record is encoded (its length is the largest so far).
+    room: Vec<u8>,
+    /// Sums of kinds by phase, per kind.
+    per_kind: Vec<u64>,
+}
+
+/// The most bytes a varint takes.
+const MAX_VARINT: usize = 10;
+
+/// Appends the version-2 payload of a record (after its frame's type and length) to `p`.
+/// `prev` is what the previous record written says; it is not changed here. `scratch` is reused
+/// by the checks of kinds by phase.
+#[allow(clippy::too_many_arguments)] // the fields of one record, in layout order
+pub(crate) fn encode(
+    p: &mut Vec<u8>,
+    ids: (u64, u64),
+    kind_count: usize,
+    phase_count: usize,
+    prev: &Prev,
+    name: &str,
+    context: i64,
+    c: &MethodCounts,
+    scratch: &mut Scratch,
+) -> io::Result<()> {
+    let (schema_id, tier_id) = (ids.0, ids.1);
+    // Room for the largest payload these counts can take (kinds by phase are appended after).
+    let most = 10 * MAX_VARINT
+        + name.len()
+        + (kind_count + 1).div_ceil(8)
+        + 2 * MAX_VARINT * c.kinds.len()
+        + (phase_count + 1).div_ceil(8)
+        + MAX_VARINT * c.phases.len();
+    // Room that keeps its largest length from record to record: it is not cleared each time.
+    let room = &mut scratch.room;
+    if room.len() < most {
+        room.resize(most, 0);
+    }
+    let mut out = Out {
+        buf: room,
+        at: 0,
+        last_bitmap: 0,
+    };
+    let phase_sum = c.phases.iter().fold(0u64, |s, p| s.wrapping_add(p.1));
+    let reserved_4k = c.reserved_bytes % 4096 == 0;
+    let mut head = (tier_id << TIER_SHIFT) | u64::from(c.limit_hit);
+    head |= if c.phase_kind_bytes.is_empty() {
+        0
+    } else {
+        BY_PHASE
+    };
+    head |= if reserved_4k { RESERVED_4K } else { 0 };
+    head |= if schema_id != 0 { SCHEMA_FOLLOWS } else { 0 };
+    // LAST_PHASE_DERIVED is decided after the kinds; `head` is written last into its byte(s).
+    let head_at = out.at;
+    let head_room = varint_len(head | LAST_PHASE_DERIVED);
+    out.at += head_room;
+    if schema_id != 0 {
+        out.varint(schema_id);
+    }
+    out.signed(context.wrapping_sub(prev.context.wrapping_add(1)));
+    let mut shared = shared_prefix(name.as_bytes(), prev.name.as_bytes());
+    while !name.is_char_boundary(shared) {
+        shared -= 1;
+    }
+    out.varint(shared as u64);
+    out.varint((name.len() - shared) as u64);
+    out.bytes(&name.as_bytes()[shared..]);
+    out.varint(if reserved_4k {
+        c.reserved_bytes / 4096
+    } else {
+        c.reserved_bytes
+    });
+    out.varint(c.page_count);
+    out.varint(c.largest_alloc);
+    let mut total = 0u64;
+    let kinds_ok = put_slots(
+        &mut out,
+        kind_count + 1,
+        &c.kinds,
+        |out, &(slot, bytes, count)| {
+            total = total.wrapping_add(bytes);
+            out.varint(bytes);
+            out.varint(count);
+            slot
+        },
+    );
+    if !kinds_ok {
+        return Err(invalid(
+            "its kinds are not in increasing slot order within the schema",
+        ));
+    }
+    out.signed(c.used_bytes.wrapping_sub(total) as i64);
+    // The last phase's bytes are left out when the phases add up to the kinds.
+    let derived = !c.phases.is_empty() && phase_sum == total;
+    let stored = c.phases.len() - usize::from(derived);
+    let phases_ok = put_slots(
+        &mut out,
+        phase_count + 1,
+        &c.phases[..stored],
+        |out, &(slot, bytes)| {
+            out.varint(bytes);
+            slot
+        },
+    ) && put_slots_after(&mut out, phase_count + 1, &c.phases, stored);
+    if !phases_ok {
+        return Err(invalid(
+            "its phases are not in increasing slot order within the schema",
+        ));
+    }
+    let end = out.at;
+    head |= if derived { LAST_PHASE_DERIVED } else { 0 };
+    // The derived bit is below bit 7: it never changes the head's length.
+    debug_assert_eq!(varint_len(head), head_room);
+    out.at = head_at;
+    out.varint(head);
+    p.extend_from_slice(&scratch.room[..end]);
+    if !c.phase_kind_bytes.is_empty() {
+        put_by_phase(p, c, &mut scratch.per_kind)?;
+    }
+    Ok(())
+}
+
+/// Writes a bitmap of `slots` bits, then what `each` writes of every item of `items` (it
+/// returns the item's slot). False if the slots do not increase or one lies past the last.
+/// A bitmap of at most 64 slots (most schemas) is built in one word.
+#[inline(always)]
+fn put_slots<T>(
+    out: &mut Out<'_>,
+    slots: usize,
+    items: &[T],
+    mut each: impl FnMut(&mut Out<'_>, &T) -> u32,
+) -> bool {
+    let mut bits = Bits::new(out, slots);
+    if slots <= 64 {
+        let (mut word, mut next) = (0u64, 0usize);
+        for item in items {
+            let s = each(out, item) as usize;
+            // next <= s < slots, in one comparison.
+            if s.wrapping_sub(next) >= slots - next {
+                return false;
+            }
+            next = s + 1;
+            word |= 1 << s;
+        }
+        bits.word = word;
+        bits.flush(out);
+        return true;
+    }
+    for item in items {
+        let slot = each(out, item);
+        if !bits.set(out, slot) {
+            return false;
+        }
+    }
+    bits.flush(out);
+    true
+}
+
+/// Sets in the bitmap [`put_slots`] wrote last the bits of `items[from..]`, whose values are
+/// left out (the last phase when derived); false as [`put_slots`].
+fn put_slots_after<T: Slotted>(out: &mut Out<'_>, slots: usize, items: &[T], from: usize) -> bool {
+    let bitmap = out.last_bitmap;
+    let before = items[..from].last().map_or(0, |i| i.slot() as usize + 1);
+    let mut next = before;
+    for item in &items[from..] {
+        let s = item.slot() as usize;
+        if s.wrapping_sub(next) >= slots - next {
+            return false;
+        }
+        next = s + 1;
+        out.buf[bitmap + s / 8] |= 1 << (s % 8);
+    }
+    true
+}
+
+/// An entry with a slot.
+trait Slotted {
+    fn slot(&self) -> u32;
+}
+
+impl Slotted for (u32, u64) {
+    fn slot(&self) -> u32 {
+        self.0
+    }
+}
+
+/// How many bytes `a` and `b` start with alike, compared 8 at a time.
+fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// How many bytes `v` takes as a varint.
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Kinds by phase: per present phase, a bitmap over the record's present kinds, then the bytes
+/// of each one set. Refuses entries that readers would refuse: ones naming a phase or kind the
+/// record does not list, out of order, or not adding up to the kinds' and phases' bytes.
+fn put_by_phase(p: &mut Vec<u8>, c: &MethodCounts, per_kind: &mut Vec<u64>) -> io::Result<()> {
+    let not_listed = "an entry of its kinds by phase names a phase or kind that the record does not list, or they are not sorted by phase then kind";
+    let mismatch = "its kinds by phase do not add up to its kinds' and phases' bytes";
+    per_kind.clear();
+    per_kind.resize(c.kinds.len(), 0);
+    let mut entries = c.phase_kind_bytes.iter().peekable();
+    for &(phase, phase_bytes) in &c.phases {
+        let at = p.len();
+        p.resize(at + c.kinds.len().div_ceil(8), 0);
+        let (mut k, mut sum) = (0, 0u64);
+        while let Some(&&(_, kind, bytes)) = entries.peek().filter(|e| e.0 == phase) {
+            while k < c.kinds.len() && c.kinds[k].0 < kind {
+                k += 1;
+            }
+            if k == c.kinds.len() || c.kinds[k].0 != kind {
+                return Err(invalid(not_listed));
+            }
+            p[at + k / 8] |= 1 << (k % 8);
+            put_varint(p, bytes);
+            sum = sum.checked_add(bytes).ok_or_else(|| invalid(mismatch))?;
+            per_kind[k] = per_kind[k]
+                .checked_add(bytes)
+                .ok_or_else(|| invalid(mismatch))?;
+            k += 1;
+            entries.next();
+        }
+        if sum != phase_bytes {
+            return Err(invalid(mismatch));
+        }
+    }
+    if entries.next().is_some() {
+        return Err(invalid(not_listed));
+    }
+    if per_kind.iter().zip(&c.kinds).any(|(&sum, k)| sum != k.1) {
+        return Err(invalid(mismatch));
+    }
+    Ok(())
+}
+
+/// The fields of a version-2 record before its counters, which depend on the previous record.
+#[derive(Debug, Default)]
+pub(crate) struct Head {
+    head: u64,
+    /// The record's schema id.
+    pub(crate) schema: u64,
+    /// The record's tier id (0: none).
+    pub(crate) tier: u64,
+    /// Where the counters start in the payload.
+    pub(crate) body: usize,
+}
+
+impl Head {
+    /// Reads the head of a version-2 record from `payload`, advancing `prev` to this record
+    /// (its context and name).
+    pub(crate) fn read(payload: &[u8], prev: &mut Prev) -> Result<Head, Malformed> {
+        let mut p = Payload::new(payload);
+        let head = p.varint()?;
+        let schema = if head & SCHEMA_FOLLOWS != 0 {
+            p.varint()?
+        } else {
+            0
+        };
+        let delta = p.signed()?;
+        let shared = p.varint()?;
+        let suffix = p.str()?;
+        let shared = usize::try_from(shared)
+            .ok()
+            .filter(|&n| prev.name.is_char_boundary(n))
+            .ok_or(Malformed(
+                "its name shares more of the previous record's name than there is",
+            ))?;
+        prev.context = prev.context.wrapping_add(1).wrapping_add(delta);
+        prev.name.truncate(shared);
+        prev.name.push_str(suffix);
+        Ok(Head {
+            head,
+            schema,
+            tier: head >> TIER_SHIFT,
+            body: p.position(),
+        })
+    }
+}
+
+const TOO_MANY_BYTES: Malformed = Malformed("its byte counts add up to more than 2^64 - 1");
+const KIND_OUTSIDE: Malformed =
+    Malformed("a kind is outside its schema (its bitmap has a bit past the last kind)");
+const PHASE_OUTSIDE: Malformed =
+    Malformed("a phase is outside its schema (its bitmap has a bit past the last phase)");
+
+/// Reads a bitmap of `slots` bits; returns its slots set and how many there are. Each slot set
+/// but `free` ones needs at least `each` more bytes of the record: a bitmap that claims more is
+/// refused before any is decoded, so memory follows the bytes read.
+fn read_bitmap<'a>(
+    p: &mut Payload<'a>,
+    slots: usize,
+    (each, free): (usize, usize),
+    outside: Malformed,
+) -> Result<(Slots<'a>, usize), Malformed> {
+    let bitmap = p.bytes(slots.div_ceil(8))?;
+    if let Some(&last) = bitmap.last() {
+        // Bits past the last slot must be clear.
+        if slots % 8 != 0 && last >> (slots % 8) != 0 {
+            return Err(outside);
+        }
+    }
+    let set: usize = bitmap.iter().map(|b| b.count_ones() as usize).sum();
+    if set.saturating_sub(free).saturating_mul(each) > p.remaining() {
+        return Err(Malformed(
+            "its bitmap lists more kinds or phases than the record holds",
+        ));
+    }
+    u32::try_from(slots).map_err(|_| outside)?;
+    Ok((
+        Slots {
+            rest: bitmap,
+            word: 0,
+            base: 0,
+        },
+        set,
+    ))
+}
+
+/// The slots set in a bitmap, in increasing order, 64 at a time.
+struct Slots<'a> {
+    rest: &'a [u8],
+    word: u64,
+    /// The slot of bit 0 of `word`, plus 64.
+    base: u32,
+}
+
+impl Iterator for Slots<'_> {
+    type Item = u32;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u32> {
+        while self.word == 0 {
+            if self.rest.is_empty() {
+                return None;
+            }
+            let n = self.rest.len().min(8);
+            let mut bytes = [0u8; 8];
+            bytes[..n].copy_from_slice(&self.rest[..n]);
+            self.word = u64::from_le_bytes(bytes);
+            self.rest = &self.rest[n..];
+            self.base += 64;
+        }
+        let slot = self.base - 64 + self.word.trailing_zeros();
+        self.word &= self.word - 1;
+        Some(slot)
+    }
+}
+
+/// Decodes the counters of a version-2 record (from [`Head::body`]) into `c`, reusing its
+/// buffers; `scratch` is reused for the sums of kinds by phase.
+pub(crate) fn decode_counts(
+    payload: &[u8],
+    head: &Head,
+    kind_count: usize,
+    phase_count: usize,
+    c: &mut MethodCounts,
+    scratch: &mut Vec<u64>,
+) -> Result<(), Malformed> {
+    let mut p = Payload::new(payload);
+    p.skip(head.body)?;
+    c.limit_hit = head.head & LIMIT_HIT != 0;
+    let reserved = p.varint()?;
+    c.reserved_bytes = if head.head & RESERVED_4K != 0 {
+        reserved
+            .checked_mul(4096)
+            .ok_or(Malformed("its reserved bytes are more than 2^64 - 1"))?
+    } else {
+        reserved
+    };
+    c.page_count = p.varint()?;
+    c.largest_alloc = p.varint()?;
+    let (slots, n) = read_bitmap(&mut p, kind_count + 1, (2, 0), KIND_OUTSIDE)?;
+    c.kinds.clear();
+    c.kinds.resize(n, (0, 0, 0));
+    let (mut total, mut count_sum, mut overflow) = (0u64, 0u64, false);
+    for (kind, slot) in c.kinds.iter_mut().zip(slots) {
+        let (bytes, count) = (p.varint()?, p.varint()?);
+        let (t, o1) = total.overflowing_add(bytes);
+        let (n, o2) = count_sum.overflowing_add(count);
+        (total, count_sum, overflow) = (t, n, overflow | o1 | o2);
+        *kind = (slot, bytes, count);
+    }
+    if overflow {
+        return Err(Malformed(
+            "its byte or allocation counts add up to more than 2^64 - 1",
+        ));
+    }
+    c.used_bytes = total.wrapping_add(p.signed()? as u64);
+    let (slots, n) = read_bitmap(&mut p, phase_count + 1, (1, 1), PHASE_OUTSIDE)?;
+    c.phases.clear();
+    c.phases.extend(slots.take(n).map(|slot| (slot, 0)));
+    let mut phase_sum = 0u64;
+    let derived = head.head & LAST_PHASE_DERIVED != 0;
+    if derived && c.phases.is_empty() {
+        return Err(Malformed("it derives the bytes of a phase but has none"));
+    }
+    let stored = c.phases.len() - usize::from(derived);
+    for phase in &mut c.phases[..stored] {
+        phase.1 = p.varint()?;
+        phase_sum = phase_sum.checked_add(phase.1).ok_or(TOO_MANY_BYTES)?;
+    }
+    if derived {
+        let last = c.phases.len() - 1;
+        c.phases[last].1 = total.checked_sub(phase_sum).ok_or(Malformed(
+            "its phases hold more bytes than its kinds, but it says they hold as many",
+        ))?;
+    }
+    c.phase_kind_bytes.clear();
+    if head.head & BY_PHASE != 0 {
+        read_by_phase(&mut p, c, scratch)?;
+    }
+    if !p.is_done() {
+        return Err(Malformed("it has bytes after its last field"));
+    }
+    Ok(())
+}
+
+/// Reads the kinds by phase and checks them against the kinds' and the phases' bytes.
+fn read_by_phase(
+    p: &mut Payload<'_>,
+    c: &mut MethodCounts,
+    per_kind: &mut Vec<u64>,
+) -> Result<(), Malformed> {
+    const MISMATCH: Malformed =
+        Malformed("its kinds by phase do not add up to its kinds' and phases' bytes");
+    per_kind.clear();
+    per_kind.resize(c.kinds.len(), 0);
+    for &(phase, phase_bytes) in &c.phases {
+        let mut sum = 0u64;
+        let (slots, _) = read_bitmap(p, c.kinds.len(), (1, 0), MISMATCH)?;
+        for k in slots {
+            let bytes = p.varint()?;
+            let k = k as usize;
+            sum = sum.checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
+            per_kind[k] = per_kind[k].checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
+            c.phase_kind_bytes.push((phase, c.kinds[k].0, bytes));
+        }
+        if sum != phase_bytes {
+            return Err(MISMATCH);
+        }
+    }
+    if per_kind.iter().zip(&c.kinds).any(|(&sum, k)| sum != k.1) {
+        return Err(MISMATCH);
+    }
+    Ok(())
+}
