@@ -45,16 +45,6 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    /// `counts` (against the union) without the ignored kinds, and its totals.
-    pub(crate) fn without_ignored(
-        &mut self,
-        counts: &mut MethodCounts,
-        ignore: &[String],
-    ) -> Totals {
-        self.sync_ignored(ignore);
-        strip_ignored(&self.ignored, counts)
-    }
-
     /// Extends the ignored flags to every united kind.
     pub(crate) fn sync_ignored(&mut self, ignore: &[String]) {
         while self.ignored.len() < self.union.kind_count() {
@@ -101,10 +91,14 @@ pub(crate) fn strip_ignored(ignored: &[bool], counts: &mut MethodCounts) -> Tota
 /// Per-kind and per-phase byte sums of one side, by united slot.
 #[derive(Default)]
 pub(crate) struct Sums {
-    kinds: Vec<u64>,
-    invalid_kind: u64,
-    phases: Vec<u64>,
-    no_phase: u64,
+    /// Bytes per united kind slot.
+    pub kinds: Vec<u64>,
+    /// Bytes of the invalid-kind bucket.
+    pub invalid_kind: u64,
+    /// Bytes per united phase slot.
+    pub phases: Vec<u64>,
+    /// Bytes of the no-phase bucket.
+    pub no_phase: u64,
 }
 
 impl Sums {
