@@ -112,8 +112,22 @@ struct Cache {
     schema: Option<Arc<Schema>>,
     kind_map: Vec<u32>,
     phase_map: Vec<u32>,
-    tier: Option<Option<String>>,
-    group: u8,
+    /// Tiers seen and their groups (the first few: a log names a handful).
+    tiers: Vec<(Option<String>, u8)>,
+}
+
+impl Cache {
+    /// The tier group of `tier`.
+    fn group(&mut self, tier: &Option<String>) -> u8 {
+        if let Some((_, g)) = self.tiers.iter().find(|t| t.0 == *tier) {
+            return *g;
+        }
+        let g = tier_group(tier.as_deref());
+        if self.tiers.len() < 16 {
+            self.tiers.push((tier.clone(), g));
+        }
+        g
+    }
 }
 
 /// Adds `v` to `cell`; false (and the largest value) when the sum passes 2^64.
@@ -183,10 +197,7 @@ impl Side {
             self.sums.kinds.resize(self.union.kind_count(), 0);
             self.sums.phases.resize(self.union.phase_count(), 0);
         }
-        if cache.tier.as_ref() != Some(&r.info.tier) {
-            cache.group = tier_group(r.info.tier.as_deref());
-            cache.tier = Some(r.info.tier.clone());
-        }
+        let group = cache.group(&r.info.tier);
         let c = &r.counts;
         let mut totals = Totals {
             used: c.used_bytes,
@@ -227,11 +238,11 @@ impl Side {
             );
         }
         ok &= self.groups[0].add(&totals);
-        self.groups[cache.group as usize].add(&totals);
+        self.groups[group as usize].add(&totals);
         self.overflow |= !ok;
         self.keys.push(&r.info);
         self.bytes.push(totals.bytes);
-        self.group.push(cache.group);
+        self.group.push(group);
     }
 }
 
