@@ -31,13 +31,19 @@ fn each_record(
     mut f: impl FnMut(&MethodRecord) -> Result<(), Error>,
 ) -> Result<Vec<String>, Error> {
     let mut warnings = Vec::new();
+    // One record, its buffers reused from record to record.
+    let mut record = MethodRecord {
+        schema: Arc::new(jitarena::counters::Schema::default()),
+        info: jitarena::log::MethodInfo::default(),
+        counts: MethodCounts::default(),
+    };
     for (i, path) in paths.iter().enumerate() {
         progress.set_stage(format!("{pass}file {}/{}", i + 1, paths.len()));
         let mut reader = LogReader::open(path)?;
         // Counted in batches: a record takes about a microsecond, a count a clock reading.
         let mut uncounted = 0;
-        while let Some(r) = reader.next_record()? {
-            f(&r)?;
+        while reader.next_into(&mut record)? {
+            f(&record)?;
             uncounted += 1;
             if uncounted == 1024 {
                 progress.add(uncounted);
