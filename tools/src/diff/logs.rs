@@ -155,8 +155,10 @@ pub fn diff_logs(
         (base_side, diff_side)
     });
     let (base_side, diff_side) = (base_side?, diff_side?);
-    let mut t = Tally::default();
-    t.overflow = base_side.overflow;
+    let mut t = Tally {
+        overflow: base_side.overflow,
+        ..Tally::default()
+    };
     t.check_overflow(&base_files)?;
     t.overflow = diff_side.overflow;
     t.check_overflow(&diff_files)?;

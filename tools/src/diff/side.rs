@@ -205,13 +205,14 @@ impl Side {
             ..Totals::default()
         };
         let mut ok = true;
+        let ignoring = !ignore.is_empty();
         for &(slot, bytes, count) in &c.kinds {
             let united = cache
                 .kind_map
                 .get(slot as usize)
                 .copied()
                 .unwrap_or(INVALID);
-            if self.ignored.get(united as usize).copied().unwrap_or(false) {
+            if ignoring && self.ignored.get(united as usize).copied().unwrap_or(false) {
                 continue;
             }
             // A record's own sums fit (the reader checks them); the side's may not.
