@@ -7,10 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000000}
-out=target/memdiff-vs-script
+target=${CARGO_TARGET_DIR:-target}
+out=$target/memdiff-vs-script
 mkdir -p "$out"
 cargo build --release --quiet --bin jitarena
-j=target/release/jitarena
+j=$target/release/jitarena
 [ -f "$out/base-$n.jas" ] || "$j" gen --methods "$n" --seed 1 --log "$out/base-$n.jas" 2>/dev/null
 [ -f "$out/diff-$n.jas" ] || "$j" gen --methods "$n" --seed 1 --scale LSRA=10 --log "$out/diff-$n.jas" 2>/dev/null
 for side in base diff; do
@@ -37,5 +38,16 @@ print(sum(sums))' "$out/$side-$n.csv"
 }
 echo "methods per side: $n ($(du -h "$out/base-$n.jas" | cut -f1) log, $(du -h "$out/base-$n.csv" | cut -f1) CSV)"
 echo "jitarena memdiff, both sides, full report:  $(seconds "$j" memdiff "$out/base-$n.jas" "$out/diff-$n.jas" -q) s"
+# Wall time on a shared machine follows its load; CPU time (user + system) and peak memory less.
+/usr/bin/time -f "  (CPU time %U s user + %S s system, peak resident %M KB)" \
+  "$j" memdiff "$out/base-$n.jas" "$out/diff-$n.jas" -q >/dev/null || true
+/usr/bin/time -f "jitarena stats of the base: %e s (CPU %U s user + %S s system)" \
+  "$j" stats "$out/base-$n.jas" >/dev/null
+/usr/bin/time -f "jitarena merge of both: %e s (CPU %U s user + %S s system)" \
+  "$j" merge -o "$out/merged-$n.jas" "$out/base-$n.jas" "$out/diff-$n.jas" >/dev/null
+rm -f "$out/merged-$n.jas"
+cat "$out/base-$n.jas" "$out/diff-$n.jas" >/dev/null # once into the page cache
+/usr/bin/time -f "cat of both (the disk speed of this machine, from the page cache): %e s" \
+  cat "$out/base-$n.jas" "$out/diff-$n.jas" >/dev/null
 echo "awk -F, summing both CSV dumps (no quoting): $(seconds sum_awk) s"
 echo "python3 csv, summing both CSV dumps:        $(seconds sum_python) s"

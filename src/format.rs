@@ -432,6 +432,9 @@ impl FrameReader {
         if self.done {
             return Ok(false);
         }
+        if self.advance_in_buffer()? {
+            return Ok(true);
+        }
         let start = self.offset;
         let mut head = [0u8; 11];
         let mut head_len = 0;
@@ -498,6 +501,57 @@ impl FrameReader {
         self.frame.kind = head[0];
         self.frame.offset = start;
         self.offset = start + (head_len + want) as u64;
+        Ok(true)
+    }
+
+    /// The common case of [`FrameReader::advance`], without a read per byte: when a whole,
+    /// well-formed frame with a valid checksum lies in the input's buffer, takes it and returns
+    /// true. Otherwise takes nothing and returns false, and `advance` reads byte by byte (and
+    /// reports what is wrong, if anything).
+    fn advance_in_buffer(&mut self) -> Result<bool, Error> {
+        use io::BufRead;
+        let buf = match self.input.fill_buf() {
+            Ok(buf) => buf,
+            Err(_) => return Ok(false), // `advance` reads again, and reports the error
+        };
+        // Type byte, then the length's LEB128 bytes, under the rules `advance` applies.
+        let mut head_len = 1;
+        loop {
+            let Some(&byte) = buf.get(head_len) else {
+                return Ok(false);
+            };
+            head_len += 1;
+            if byte & 0x80 == 0 {
+                if byte == 0 && head_len > 2 {
+                    return Ok(false);
+                }
+                break;
+            }
+            if head_len == 11 {
+                return Ok(false);
+            }
+        }
+        let Ok(len) = Payload::new(&buf[1..head_len]).varint() else {
+            return Ok(false);
+        };
+        if len > MAX_FRAME {
+            return Ok(false);
+        }
+        let end = head_len + len as usize;
+        let Some(crc) = buf.get(end..end + 4) else {
+            return Ok(false);
+        };
+        if crc32fast::hash(&buf[..end]).to_le_bytes() != crc {
+            return Ok(false);
+        }
+        self.frame.kind = buf[0];
+        self.frame.offset = self.offset;
+        self.frame.payload.clear();
+        self.frame.payload.extend_from_slice(&buf[head_len..end]);
+        let whole = end + 4;
+        self.input.consume(whole);
+        self.offset += whole as u64;
+        self.scanned += whole as u64;
         Ok(true)
     }
 

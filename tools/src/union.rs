@@ -101,6 +101,27 @@ impl SchemaUnion {
             .find(|&i| *self.members[i].0 == **schema)
     }
 
+    /// The member schemas, in the order first added (each set of names once).
+    pub fn schemas(&self) -> impl Iterator<Item = &Arc<Schema>> {
+        self.members.iter().map(|m| &m.0)
+    }
+
+    /// The united slots of `schema`'s kinds and phases (by its slot), if it was added.
+    pub fn slot_maps(&self, schema: &Arc<Schema>) -> Option<(&[u32], &[u32])> {
+        let (_, kinds, phases) = &self.members[self.member(schema)?];
+        Some((kinds, phases))
+    }
+
+    /// The united slot of the kind named `name`, if any log names it.
+    pub fn kind_slot(&self, name: &str) -> Option<u32> {
+        self.kind_ids.get(name).copied()
+    }
+
+    /// The united slot of the phase named `name`, if any log names it.
+    pub fn phase_slot(&self, name: &str) -> Option<u32> {
+        self.phase_ids.get(name).copied()
+    }
+
     /// Names hashed or interned and schemas compared so far: the union's work, which grows
     /// with the names added, not with the square of the number of schemas.
     pub fn work(&self) -> u64 {

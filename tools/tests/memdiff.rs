@@ -359,6 +359,75 @@ fn methods_without_context_match_by_name_tier_and_occurrence() {
     assert_eq!(groups, [("Overall", 3), ("MinOpts", 2), ("FullOpts", 1)]);
 }
 
+/// Both sides are read at once and matched afterwards: a diff method whose tier differs from
+/// its base method's counts in the base method's group, methods only in the diff count in no
+/// group and no kind, and context numbers far apart (no dense table) match as close ones do.
+#[test]
+fn groups_are_the_base_methods_and_one_sided_methods_stay_out() {
+    use jitarena::log::{LogWriter, MethodCounts};
+    use std::sync::Arc;
+    let schema = Arc::new(jitarena::Schema::new(vec!["A".into(), "B".into()], vec![]).unwrap());
+    let write = |path: &Path, methods: &[(i64, &str, u64, u64)]| {
+        let mut w = LogWriter::new(std::fs::File::create(path).unwrap()).unwrap();
+        for &(context, tier, a, b) in methods {
+            let c = MethodCounts {
+                kinds: vec![(0, a, 1), (1, b, 2)],
+                ..MethodCounts::default()
+            };
+            w.write(&schema, Some("M"), context, Some(tier), &c)
+                .unwrap();
+        }
+        w.finish().unwrap();
+    };
+    for far in [0, 1 << 40] {
+        let (b, d) = (tmp("moved-base.jas"), tmp("moved-diff.jas"));
+        write(
+            &b,
+            &[
+                (far, "Tier0", 100, 0),
+                (far + 1, "Tier1", 1000, 10),
+                (far + 3, "Tier1", 70, 0),
+            ],
+        );
+        write(
+            &d,
+            &[
+                (far + 2, "Tier0", 50, 5),
+                (far, "Tier1", 150, 1),
+                (far + 1, "Tier1", 1000, 10),
+            ],
+        );
+        let r = memdiff(&b, &d);
+        let c = &r.coverage;
+        assert_eq!((c.matched, c.only_base, c.only_diff), (2, 1, 1), "{far}");
+        assert_eq!((c.only_base_bytes, c.only_diff_bytes), (70, 55));
+        let groups: Vec<(&str, u64, u64, u64, u64)> = r
+            .groups
+            .iter()
+            .map(|g| {
+                let (b, d) = (&g.base, &g.diff);
+                (g.name.as_str(), g.methods, b.bytes, d.bytes, d.allocations)
+            })
+            .collect();
+        assert_eq!(
+            groups,
+            [
+                ("Overall", 2, 1110, 1161, 6),
+                ("MinOpts", 1, 100, 151, 3),
+                ("FullOpts", 1, 1010, 1010, 3),
+            ],
+            "{far}"
+        );
+        assert_eq!((kind(&r, "A").base, kind(&r, "A").diff), (1100, 1150));
+        assert_eq!((kind(&r, "B").base, kind(&r, "B").diff), (10, 11));
+        let missing = &r.coverage.missing_in_base;
+        assert_eq!(
+            (missing.len(), missing[0].context, missing[0].bytes),
+            (1, far + 2, 55)
+        );
+    }
+}
+
 #[test]
 fn shards_give_the_same_answer_as_the_merged_log() {
     let base = log("sh-base.jas", 12, 400, &[]);

@@ -1,17 +1,19 @@
-//! Diffing stats logs, streaming: memory grows with the number of methods (about 130 bytes
+//! Diffing stats logs, streaming: memory grows with the number of methods (about 60 bytes
 //! each), not with the size of the files.
 //!
-//! 1. Base, decoded whole: each method's identity, bytes and tier group; totals and per-kind
-//!    sums of all base methods.
-//! 2. Diff, decoded whole: matched against the base; totals and sums of the matched ones.
+//! 1. Both sides at once, one thread each, decoded whole (see [`Side`]): each method's
+//!    identity, bytes and tier group; totals and per-kind sums of all of the side's methods.
+//! 2. The match: diff methods against base methods by identity, in the diff's order.
 //! 3. Base again, decoding only the methods no diff method matched (their figures are taken
 //!    back out of the sums) and those the top lists name (for the kind that moved most).
-//! 4. Diff again, decoding only the methods the top lists name.
+//! 4. Diff again, at the same time: the same for its unmatched methods, and the figures of
+//!    matched methods whose tier group differs from their base method's are moved to the
+//!    base method's group (the groups are the base's).
 
-use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::side::{relay, Keys, Side};
 use super::tally::{finish, method_delta, strip_ignored, FastMap, Tally, TopLists};
 use super::{keep_largest, tier_group, DiffOptions, MemDiff};
 use crate::report::stats::expand_inputs;
@@ -19,34 +21,53 @@ use jitarena::counters::Schema;
 use jitarena::error::Error;
 use jitarena::log::{LogReader, MethodCounts, MethodInfo, MethodRecord};
 
-/// A method's identity: its context number when it has one, else a 128-bit hash of its name
-/// and tier (bit 127 set, so that the two cannot meet; a collision is out of reach).
-fn identity(info: &MethodInfo) -> u128 {
-    if info.context >= 0 {
-        return info.context as u128;
-    }
-    let mut a = std::collections::hash_map::DefaultHasher::new();
-    let mut b = std::collections::hash_map::DefaultHasher::new();
-    (0u8, &info.name, &info.tier).hash(&mut a);
-    (1u8, &info.name, &info.tier).hash(&mut b);
-    (1u128 << 127) | (u128::from(a.finish()) << 64) | u128::from(b.finish())
-}
-
-/// Base methods by identity: the first occurrence in a plain map, later occurrences of the same
-/// identity (rare: the same method compiled twice) in a second one, by occurrence number.
+/// Base methods by identity: the first occurrence in a table by context number (when the
+/// context numbers are dense enough) or a map, later occurrences of the same identity (rare:
+/// the same method compiled twice) in a second map, by occurrence number.
 #[derive(Default)]
 struct Index {
+    dense: Vec<u32>,
     first: FastMap<u128, u32>,
     repeats: FastMap<(u128, u32), u32>,
     base_seen: FastMap<u128, u32>,
     diff_seen: FastMap<u128, u32>,
 }
 
+/// An empty cell of [`Index::dense`].
+const NONE: u32 = u32::MAX;
+
 impl Index {
+    /// The index of a side's methods.
+    fn of(keys: &Keys) -> Index {
+        let mut index = Index::default();
+        let n = keys.len();
+        // A table of 4 bytes per context number, as long as that is at most 16 per method.
+        if let Some(max) = keys.max_context().filter(|&m| m < 4 * n as u64 + 4096) {
+            index.dense = vec![NONE; max as usize + 1];
+        }
+        for i in 0..n {
+            index.insert(keys.id(i), i as u32);
+        }
+        index
+    }
+
     fn insert(&mut self, id: u128, i: u32) {
-        if let std::collections::hash_map::Entry::Vacant(v) = self.first.entry(id) {
-            v.insert(i);
-            return;
+        match self
+            .dense
+            .get_mut(id as usize)
+            .filter(|_| id < NONE as u128)
+        {
+            Some(cell) if *cell == NONE => {
+                *cell = i;
+                return;
+            }
+            Some(_) => {}
+            None => {
+                if let std::collections::hash_map::Entry::Vacant(v) = self.first.entry(id) {
+                    v.insert(i);
+                    return;
+                }
+            }
         }
         let n = self.base_seen.entry(id).or_insert(0);
         *n += 1;
@@ -55,7 +76,11 @@ impl Index {
 
     /// The base method a diff method matches: the same identity, the same occurrence.
     fn find(&mut self, id: u128, matched: &[bool]) -> Option<u32> {
-        let first = *self.first.get(&id)?;
+        let first = match self.dense.get(id as usize).filter(|_| id < NONE as u128) {
+            Some(&NONE) => return None,
+            Some(&i) => i,
+            None => *self.first.get(&id)?,
+        };
         if !matched[first as usize] {
             return Some(first);
         }
@@ -90,102 +115,22 @@ fn stream(
     Ok(())
 }
 
-/// Reads and decodes every record of a side's files on a second thread, handing them to `f`
-/// in order on this one: decoding (checksums, numbers) and tallying overlap on two cores.
-fn stream_decoded(
-    files: &[PathBuf],
-    warnings: &mut Vec<String>,
-    cut: &mut Vec<String>,
-    progress: &crate::progress::Progress,
-    mut f: impl FnMut(&MethodRecord),
-) -> Result<(), Error> {
-    const BATCH: usize = 512;
-    const POOL: usize = 6;
-    type Batch = Vec<MethodRecord>;
-    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<(Batch, usize), Error>>(4);
-    let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
-    std::thread::scope(|scope| {
-        let reader = scope.spawn(move || -> (Vec<String>, Vec<String>) {
-            let mut warnings = Vec::new();
-            let mut cut = Vec::new();
-            let blank = || MethodRecord {
-                schema: Arc::new(Schema::default()),
-                info: MethodInfo::default(),
-                counts: MethodCounts::default(),
-            };
-            let mut batch: Batch = (0..BATCH).map(|_| blank()).collect();
-            let (mut n, mut made) = (0, 1);
-            for path in files {
-                let result = LogReader::open(path).and_then(|mut reader| {
-                    while reader.next_raw()? {
-                        reader.decode_current(&mut batch[n])?;
-                        n += 1;
-                        if n == BATCH {
-                            // Reuse a batch the consumer is done with (their buffers have grown to
-                            // fit), once there are enough of them in flight.
-                            let next = match empty_rx.try_recv() {
-                                Ok(b) => b,
-                                Err(_) if made < POOL => {
-                                    made += 1;
-                                    (0..BATCH).map(|_| blank()).collect()
-                                }
-                                Err(_) => match empty_rx.recv() {
-                                    Ok(b) => b,
-                                    Err(_) => return Ok(()),
-                                },
-                            };
-                            if full_tx
-                                .send(Ok((std::mem::replace(&mut batch, next), n)))
-                                .is_err()
-                            {
-                                return Ok(());
-                            }
-                            n = 0;
-                        }
-                    }
-                    if !reader.warnings().is_empty() {
-                        cut.push(path.display().to_string());
-                    }
-                    warnings.extend(reader.warnings().iter().cloned());
-                    Ok(())
-                });
-                if let Err(e) = result {
-                    let _ = full_tx.send(Err(e));
-                    return (warnings, cut);
-                }
-            }
-            let _ = full_tx.send(Ok((batch, n)));
-            (warnings, cut)
-        });
-        let mut outcome = Ok(());
-        for message in full_rx {
-            match message {
-                Ok((batch, n)) => {
-                    batch[..n].iter().for_each(&mut f);
-                    progress.add(n as u64);
-                    let _ = empty_tx.send(batch);
-                }
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
-                }
-            }
-        }
-        drop(empty_tx);
-        match reader.join() {
-            Ok((w, c)) => {
-                warnings.extend(w);
-                cut.extend(c);
-            }
-            Err(_) => {
-                outcome = outcome.and(Err(Error::new(
-                    jitarena::ErrorCode::Internal,
-                    "the log reader thread failed",
-                )))
-            }
-        }
-        outcome
-    })
+/// The state of a diff method after the match.
+const SAME_GROUP: u8 = 0;
+/// A diff method no base method matched.
+const UNMATCHED: u8 = 1;
+/// A matched diff method whose tier group is not its base method's: `MOVED + base group`.
+const MOVED: u8 = 2;
+
+fn internal(what: &str) -> Error {
+    Error::new(jitarena::ErrorCode::Internal, format!("the {what} failed"))
+}
+
+fn changed(side: &str) -> Error {
+    Error::new(
+        jitarena::ErrorCode::Io,
+        format!("a {side} log changed while memdiff read it"),
+    )
 }
 
 /// Compares two sets of stats logs (files or directories of shards).
@@ -195,74 +140,84 @@ pub fn diff_logs(
     options: &DiffOptions,
 ) -> Result<MemDiff, Error> {
     let (base_files, diff_files) = (expand_inputs(base)?, expand_inputs(diff)?);
-    let mut t = Tally::default();
+    let ignore = &options.ignore_kinds;
+    let top_n = options.top;
+    let progress = &options.progress;
+
+    // 1. Both sides, one thread each.
+    progress.set_stage("both sides");
+    let (base_side, diff_side) = std::thread::scope(|scope| {
+        let diff_side = scope.spawn(|| Side::read(&diff_files, ignore, progress));
+        let base_side = Side::read(&base_files, ignore, progress);
+        let diff_side = diff_side
+            .join()
+            .unwrap_or_else(|_| Err(internal("diff reader thread")));
+        (base_side, diff_side)
+    });
+    let (base_side, diff_side) = (base_side?, diff_side?);
+    let mut t = Tally {
+        overflow: base_side.overflow,
+        ..Tally::default()
+    };
+    t.check_overflow(&base_files)?;
+    t.overflow = diff_side.overflow;
+    t.check_overflow(&diff_files)?;
     t.coverage.base_files = base_files.len();
     t.coverage.diff_files = diff_files.len();
-    let mut index = Index::default();
-    let mut counts = MethodCounts::default();
-    let mut warnings = Vec::new();
-    let ignore = &options.ignore_kinds;
+    let mut warnings = base_side.warnings;
+    warnings.extend(diff_side.warnings);
+    t.coverage.truncated = base_side.cut;
+    t.coverage.truncated.extend(diff_side.cut);
 
-    let mut cut = Vec::new();
-    let top_n = options.top;
+    // The united names: the base's first, then the diff's new ones, in the order first seen.
+    t.union = base_side.union;
+    for schema in diff_side.union.schemas() {
+        t.union.add(schema);
+    }
+    t.sums_base = base_side.sums;
+    t.sums_diff = relay(&diff_side.sums, &diff_side.union, &t.union);
+    t.groups_base = base_side.groups;
+    t.groups_diff = diff_side.groups;
 
-    // 1. Base.
-    let progress = &options.progress;
-    progress.set_stage("base side");
-    stream_decoded(&base_files, &mut warnings, &mut cut, progress, |r| {
-        t.union.add(&r.schema);
-        t.union.remap(&r.schema, &r.counts, &mut counts);
-        let totals = t.without_ignored(&mut counts, ignore);
-        let group = tier_group(r.info.tier.as_deref());
-        index.insert(identity(&r.info), t.base_bytes.len() as u32);
-        t.base_bytes.push(totals.bytes);
-        t.context.push(r.info.context);
-        t.group.push(group);
-        t.overflow |= !t.groups_base[0].add(&totals);
-        t.groups_base[group as usize].add(&totals);
-        t.overflow |= !t.sums_base.add(&counts, &t.union, true);
-    })?;
-    t.check_overflow(&base_files)?;
-    t.diff_bytes = vec![0; t.base_bytes.len()];
-    t.matched = vec![false; t.base_bytes.len()];
-    let mut diff_ordinal = vec![u32::MAX; t.base_bytes.len()];
-
-    // 2. Diff.
-    let mut ordinal = 0u32;
-    progress.set_stage("diff side");
-    stream_decoded(&diff_files, &mut warnings, &mut cut, progress, |r| {
-        t.union.add(&r.schema);
-        t.union.remap(&r.schema, &r.counts, &mut counts);
-        let totals = t.without_ignored(&mut counts, ignore);
-        match index.find(identity(&r.info), &t.matched) {
+    // 2. The match.
+    let n = base_side.keys.len();
+    let mut index = Index::of(&base_side.keys);
+    t.matched = vec![false; n];
+    t.diff_bytes = vec![0; n];
+    let mut diff_ordinal = vec![u32::MAX; n];
+    let mut diff_state = vec![UNMATCHED; diff_side.keys.len()];
+    for (j, state) in diff_state.iter_mut().enumerate() {
+        match index.find(diff_side.keys.id(j), &t.matched) {
             Some(i) => {
                 let i = i as usize;
                 t.matched[i] = true;
-                t.diff_bytes[i] = totals.bytes;
-                diff_ordinal[i] = ordinal;
-                t.overflow |= !t.groups_diff[0].add(&totals);
-                t.groups_diff[t.group[i] as usize].add(&totals);
-                t.overflow |= !t.sums_diff.add(&counts, &t.union, true);
+                t.diff_bytes[i] = diff_side.bytes[j];
+                diff_ordinal[i] = j as u32;
+                let group = base_side.group[i];
+                if diff_side.group[j] != group {
+                    *state = MOVED + group;
+                } else {
+                    *state = SAME_GROUP;
+                }
             }
             None => {
                 t.coverage.only_diff += 1;
-                match t.coverage.only_diff_bytes.checked_add(totals.bytes) {
-                    Some(sum) => t.coverage.only_diff_bytes = sum,
-                    None => t.overflow = true,
-                }
-                keep_largest(
-                    &mut t.coverage.missing_in_base,
-                    top_n,
-                    totals.bytes,
-                    &r.info,
-                );
+                // A part of the diff's total, which step 1 checked: it cannot overflow.
+                t.coverage.only_diff_bytes = t
+                    .coverage
+                    .only_diff_bytes
+                    .saturating_add(diff_side.bytes[j]);
             }
         }
-        ordinal += 1;
-    })?;
-    t.check_overflow(&diff_files)?;
-    t.coverage.truncated = cut;
+    }
     drop(index);
+    drop(diff_side.keys);
+    drop(diff_side.bytes);
+    drop(diff_side.group);
+    t.context = (0..n).map(|i| base_side.keys.context(i)).collect();
+    drop(base_side.keys);
+    t.base_bytes = base_side.bytes;
+    t.group = base_side.group;
 
     let top = TopLists::of(&t, options);
     let wanted: FastMap<u32, usize> = top.all.iter().enumerate().map(|(k, &i)| (i, k)).collect();
@@ -272,6 +227,7 @@ pub fn diff_logs(
         .enumerate()
         .map(|(k, &i)| (diff_ordinal[i as usize], k))
         .collect();
+    drop(diff_ordinal);
     type Kinds = Vec<(u32, u64)>;
     let mut detail: Vec<(MethodInfo, Kinds, Kinds)> = vec![Default::default(); top.all.len()];
     let mut diff_detail: Vec<Kinds> = vec![Vec::new(); top.all.len()];
@@ -287,6 +243,7 @@ pub fn diff_logs(
 
     // 3 and 4 at once, on two threads: they read different files.
     let (mut again_base, mut again_diff) = (Vec::new(), Vec::new());
+    let mut missing_in_base = Vec::new();
     let Tally {
         union,
         ignored,
@@ -294,28 +251,50 @@ pub fn diff_logs(
         group,
         coverage,
         groups_base,
+        groups_diff,
         sums_base,
+        sums_diff,
         base_bytes,
         ..
     } = &mut t;
     let (union, ignored) = (&*union, &*ignored);
-    progress.set_stage("both sides again, for the listed methods");
+    progress.set_stage("both sides again, for the listed and unmatched methods");
     let (pass3, pass4) = std::thread::scope(|scope| {
         let pass4 = scope.spawn(|| {
             let mut counts = MethodCounts::default();
             let mut n = 0u32;
             stream(&diff_files, &mut again_diff, |reader, r| {
-                if let Some(&k) = wanted_diff.get(&n) {
+                let state = *diff_state.get(n as usize).ok_or_else(|| changed("diff"))?;
+                let listed = wanted_diff.get(&n);
+                if state != SAME_GROUP || listed.is_some() {
                     reader.decode_current(r)?;
                     union.remap(&r.schema, &r.counts, &mut counts);
-                    strip_ignored(ignored, &mut counts);
-                    diff_detail[k] = counts.kinds.iter().map(|k| (k.0, k.1)).collect();
+                    let totals = strip_ignored(ignored, &mut counts);
+                    let own = tier_group(r.info.tier.as_deref()) as usize;
+                    if state == UNMATCHED {
+                        keep_largest(&mut missing_in_base, top_n, totals.bytes, &r.info);
+                        groups_diff[0].sub(&totals);
+                        groups_diff[own].sub(&totals);
+                        sums_diff.add(&counts, union, false);
+                    } else if state >= MOVED {
+                        // A part of the Overall group, which step 1 checked.
+                        groups_diff[own].sub(&totals);
+                        groups_diff[(state - MOVED) as usize].add(&totals);
+                    }
+                    if let Some(&k) = listed {
+                        diff_detail[k] = counts.kinds.iter().map(|k| (k.0, k.1)).collect();
+                    }
                 }
                 n += 1;
                 Ok(())
             })
+            .and_then(|()| match n as usize == diff_state.len() {
+                true => Ok(()),
+                false => Err(changed("diff")),
+            })
         });
         // 3. Base again: take the unmatched methods back out; keep the listed ones' detail.
+        let mut counts = MethodCounts::default();
         let mut i = 0usize;
         let pass3 = stream(&base_files, &mut again_base, |reader, r| {
             let listed = wanted.get(&(i as u32));
@@ -325,7 +304,7 @@ pub fn diff_logs(
                 let totals = strip_ignored(ignored, &mut counts);
                 if !matched[i] {
                     coverage.only_base += 1;
-                    // A part of the base's total, which pass 1 checked: it cannot overflow.
+                    // A part of the base's total, which step 1 checked: it cannot overflow.
                     coverage.only_base_bytes =
                         coverage.only_base_bytes.saturating_add(totals.bytes);
                     keep_largest(&mut coverage.missing_in_diff, top_n, totals.bytes, &r.info);
@@ -343,21 +322,16 @@ pub fn diff_logs(
         })
         .and_then(|()| match i == base_bytes.len() {
             true => Ok(()),
-            false => Err(Error::new(
-                jitarena::ErrorCode::Io,
-                "a base log changed while memdiff read it",
-            )),
+            false => Err(changed("base")),
         });
-        let pass4 = pass4.join().unwrap_or_else(|_| {
-            Err(Error::new(
-                jitarena::ErrorCode::Internal,
-                "the diff reader thread failed",
-            ))
-        });
+        let pass4 = pass4
+            .join()
+            .unwrap_or_else(|_| Err(internal("diff reader thread")));
         (pass3, pass4)
     });
     pass3?;
     pass4?;
+    t.coverage.missing_in_base = missing_in_base;
     for (d, kinds) in detail.iter_mut().zip(diff_detail) {
         d.2 = kinds;
     }

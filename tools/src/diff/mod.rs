@@ -8,6 +8,7 @@ mod collections;
 mod csv;
 mod gate;
 mod logs;
+mod side;
 mod tally;
 
 pub use collections::{

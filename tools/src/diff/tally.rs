@@ -45,16 +45,6 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    /// `counts` (against the union) without the ignored kinds, and its totals.
-    pub(crate) fn without_ignored(
-        &mut self,
-        counts: &mut MethodCounts,
-        ignore: &[String],
-    ) -> Totals {
-        self.sync_ignored(ignore);
-        strip_ignored(&self.ignored, counts)
-    }
-
     /// Extends the ignored flags to every united kind.
     pub(crate) fn sync_ignored(&mut self, ignore: &[String]) {
         while self.ignored.len() < self.union.kind_count() {
@@ -104,12 +94,16 @@ pub(crate) fn strip_ignored(ignored: &[bool], counts: &mut MethodCounts) -> Tota
 /// Per-kind and per-phase byte sums of one side, by united slot.
 #[derive(Default)]
 pub(crate) struct Sums {
-    kinds: Vec<u64>,
-    invalid_kind: u64,
-    phases: Vec<u64>,
-    no_phase: u64,
+    /// Bytes per united kind slot.
+    pub kinds: Vec<u64>,
+    /// Bytes of the invalid-kind bucket.
+    pub invalid_kind: u64,
+    /// Bytes per united phase slot.
+    pub phases: Vec<u64>,
+    /// Bytes of the no-phase bucket.
+    pub no_phase: u64,
     /// Bytes per (phase, kind) pair of united slots (the buckets as [`INVALID`]).
-    phase_kinds: FastMap<(u32, u32), u64>,
+    pub phase_kinds: FastMap<(u32, u32), u64>,
 }
 
 impl Sums {
@@ -320,13 +314,26 @@ pub(crate) fn method_delta(
     }
 }
 
+/// The quantiles of `v`, as [`crate::report::quantile`] takes them from the sorted values, but
+/// found by selection, in linear time.
 fn quantiles(mut v: Vec<u64>) -> Quantiles {
-    v.sort_unstable();
+    let n = v.len();
+    if n == 0 {
+        return Quantiles::default();
+    }
+    let rank = |q: f64| ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+    let mut at = 0;
+    let mut nth = |k: usize| {
+        v[at..].select_nth_unstable(k - at);
+        at = k;
+        v[k]
+    };
+    let (p50, p90, p99) = (nth(rank(0.5)), nth(rank(0.9)), nth(rank(0.99)));
     Quantiles {
-        p50: crate::report::quantile(&v, 0.5),
-        p90: crate::report::quantile(&v, 0.9),
-        p99: crate::report::quantile(&v, 0.99),
-        max: v.last().copied().unwrap_or(0),
+        p50,
+        p90,
+        p99,
+        max: v[at..].iter().copied().max().unwrap_or(0),
     }
 }
 
@@ -510,4 +517,36 @@ fn scatter_sample(t: &Tally, listed: &[u32]) -> Vec<(u64, u64)> {
         .into_iter()
         .map(|i| (t.base_bytes[i], t.diff_bytes[i]))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quantiles as the sorted values give them.
+    fn sorted_quantiles(mut v: Vec<u64>) -> Quantiles {
+        v.sort_unstable();
+        Quantiles {
+            p50: crate::report::quantile(&v, 0.5),
+            p90: crate::report::quantile(&v, 0.9),
+            p99: crate::report::quantile(&v, 0.99),
+            max: v.last().copied().unwrap_or(0),
+        }
+    }
+
+    #[test]
+    fn selected_quantiles_equal_sorted_ones() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for n in (0..300).chain([999, 1000, 1001, 4096]) {
+            let v: Vec<u64> = (0..n)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed % if n % 2 == 0 { 50 } else { 1 << 40 }
+                })
+                .collect();
+            assert_eq!(quantiles(v.clone()), sorted_quantiles(v), "n = {n}");
+        }
+    }
 }

@@ -6,13 +6,17 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::json;
 
 use super::{pct, quantile, thousands};
-use crate::union::SchemaUnion;
+use crate::union::{SchemaUnion, INVALID};
+use jitarena::counters::Schema;
 use jitarena::error::Error;
-use jitarena::log::{add_checked, sum_too_large, LogReader, MethodCounts};
+use jitarena::log::{
+    add_checked, sum_too_large, LogReader, MethodCounts, MethodInfo, MethodRecord,
+};
 
 /// How many of the largest methods to list.
 pub const TOP_METHODS: usize = 10;
@@ -137,33 +141,94 @@ struct Accumulator {
     invalid: (u64, u64),
     phases: Vec<u64>,
     no_phase: u64,
+    /// Per tier name: methods, bytes, allocations.
     tiers: HashMap<String, (u64, u64, u64)>,
     top: BinaryHeap<Reverse<TopMethod>>,
-    scratch: MethodCounts,
 }
+
+/// What the last record's schema and tier resolved to: the records of a log share a few.
+#[derive(Default)]
+struct Last {
+    schema: Option<Arc<Schema>>,
+    kind_map: Vec<u32>,
+    phase_map: Vec<u32>,
+    /// The first few tiers seen, and their figures so far (added to [`Accumulator::tiers`] at
+    /// the end of the file, or when a tier not among them comes).
+    tiers: Vec<(Option<String>, (u64, u64, u64))>,
+}
+
+/// How many tiers [`Last`] holds: a log names a handful.
+const TIERS_HELD: usize = 16;
 
 impl Accumulator {
     fn read(&mut self, path: &Path) -> Result<(), Error> {
         let mut reader = LogReader::open(path)?;
-        while let Some(r) = reader.next_record()? {
-            self.union.add(&r.schema);
-            self.union.remap(&r.schema, &r.counts, &mut self.scratch);
-            let c = &self.scratch;
-            let (kinds, phases) = (self.union.kind_count(), self.union.phase_count());
-            self.kinds.resize(kinds, (0, 0));
-            self.phases.resize(phases, 0);
+        let mut r = MethodRecord {
+            schema: Arc::new(Schema::default()),
+            info: MethodInfo::default(),
+            counts: MethodCounts::default(),
+        };
+        let mut last = Last::default();
+        let result = self.read_records(&mut reader, &mut r, &mut last, path);
+        self.flush_tier(&mut last, path)?;
+        result?;
+        self.stats
+            .warnings
+            .extend(reader.warnings().iter().cloned());
+        Ok(())
+    }
+
+    /// Adds the figures gathered in `last` for its tiers to their totals.
+    fn flush_tier(&mut self, last: &mut Last, path: &Path) -> Result<(), Error> {
+        for (tier, (methods, bytes, allocations)) in last.tiers.drain(..) {
+            let t = self.tiers.entry(tier.unwrap_or_default()).or_default();
+            t.0 += methods;
+            add_checked(&mut t.1, bytes, path, "bytes of a tier")?;
+            add_checked(&mut t.2, allocations, path, "allocations of a tier")?;
+        }
+        Ok(())
+    }
+
+    fn read_records(
+        &mut self,
+        reader: &mut LogReader,
+        r: &mut MethodRecord,
+        last: &mut Last,
+        path: &Path,
+    ) -> Result<(), Error> {
+        while reader.next_into(r)? {
+            if !last
+                .schema
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, &r.schema))
+            {
+                self.union.add(&r.schema);
+                let (kinds, phases) = self.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
+                last.kind_map = kinds.to_vec();
+                last.phase_map = phases.to_vec();
+                last.schema = Some(Arc::clone(&r.schema));
+                self.kinds.resize(self.union.kind_count(), (0, 0));
+                self.phases.resize(self.union.phase_count(), 0);
+            }
+            let c = &r.counts;
             for &(slot, bytes, count) in &c.kinds {
+                let united = last.kind_map.get(slot as usize).copied().unwrap_or(INVALID);
                 let cell = self
                     .kinds
-                    .get_mut(slot as usize)
+                    .get_mut(united as usize)
                     .unwrap_or(&mut self.invalid);
                 add_checked(&mut cell.0, bytes, path, "bytes of a kind")?;
                 add_checked(&mut cell.1, count, path, "allocations of a kind")?;
             }
             for &(slot, bytes) in &c.phases {
+                let united = last
+                    .phase_map
+                    .get(slot as usize)
+                    .copied()
+                    .unwrap_or(INVALID);
                 let cell = self
                     .phases
-                    .get_mut(slot as usize)
+                    .get_mut(united as usize)
                     .unwrap_or(&mut self.no_phase);
                 add_checked(cell, bytes, path, "bytes of a phase")?;
             }
@@ -183,18 +248,29 @@ impl Accumulator {
             s.largest = s.largest.max(c.largest_alloc);
             s.limit_hits += u64::from(c.limit_hit);
             s.method_bytes.push(bytes);
-            let tier = r.info.tier.clone().unwrap_or_default();
-            let t = self.tiers.entry(tier.clone()).or_default();
-            t.0 += 1;
-            add_checked(&mut t.1, bytes, path, "bytes of a tier")?;
-            add_checked(&mut t.2, allocations, path, "allocations of a tier")?;
+            let held = match last.tiers.iter().position(|t| t.0 == r.info.tier) {
+                Some(k) => k,
+                None => {
+                    if last.tiers.len() == TIERS_HELD {
+                        self.flush_tier(last, path)?;
+                    }
+                    last.tiers.push((r.info.tier.clone(), (0, 0, 0)));
+                    last.tiers.len() - 1
+                }
+            };
+            {
+                let t = &mut last.tiers[held].1;
+                t.0 += 1;
+                add_checked(&mut t.1, bytes, path, "bytes of a tier")?;
+                add_checked(&mut t.2, allocations, path, "allocations of a tier")?;
+            }
             let smallest_kept = self.top.peek().map(|Reverse(m)| m.bytes);
             if self.top.len() < TOP_METHODS || smallest_kept.is_some_and(|b| bytes > b) {
                 self.top.push(Reverse(TopMethod {
                     bytes,
                     allocations,
                     context: r.info.context,
-                    tier,
+                    tier: r.info.tier.clone().unwrap_or_default(),
                     name: r.info.name.clone().unwrap_or_default(),
                 }));
                 if self.top.len() > TOP_METHODS {
@@ -202,9 +278,6 @@ impl Accumulator {
                 }
             }
         }
-        self.stats
-            .warnings
-            .extend(reader.warnings().iter().cloned());
         Ok(())
     }
 
