@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{pct, quantile, thousands};
+use super::{pct, quantile, shown, thousands};
 use crate::union::{SchemaUnion, INVALID};
 use jitarena::counters::Schema;
 use jitarena::error::Error;
@@ -33,6 +33,20 @@ pub struct Named {
     /// Methods (tiers only; 0 elsewhere).
     pub methods: u64,
 }
+
+/// Bytes of one kind while one phase was current.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseKind {
+    /// The phase's name.
+    pub phase: String,
+    /// The kind's name.
+    pub kind: String,
+    /// Bytes requested.
+    pub bytes: u64,
+}
+
+/// How many kinds of each phase the console report lists.
+const KINDS_PER_PHASE: usize = 5;
 
 /// One of the largest methods.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -80,6 +94,10 @@ pub struct Stats {
     pub kinds: Vec<Named>,
     /// Per phase, in phase order of the logs.
     pub phases: Vec<Named>,
+    /// Per (phase, kind) pair recorded by arenas made with `kinds_by_phase` on: phases in the
+    /// order of [`Stats::phases`], each phase's kinds by bytes (largest first), then name;
+    /// empty when no record holds them.
+    pub phase_kinds: Vec<PhaseKind>,
     /// Readers' warnings.
     pub warnings: Vec<String>,
 }
@@ -141,6 +159,8 @@ struct Accumulator {
     invalid: (u64, u64),
     phases: Vec<u64>,
     no_phase: u64,
+    /// Bytes per (united phase, united kind) slot pair; the buckets as [`INVALID`].
+    phase_kinds: HashMap<(u32, u32), u64>,
     /// Per tier name: methods, bytes, allocations.
     tiers: HashMap<String, (u64, u64, u64)>,
     top: BinaryHeap<Reverse<TopMethod>>,
@@ -231,6 +251,12 @@ impl Accumulator {
                     .get_mut(united as usize)
                     .unwrap_or(&mut self.no_phase);
                 add_checked(cell, bytes, path, "bytes of a phase")?;
+            }
+            for &(phase, kind, bytes) in &c.phase_kind_bytes {
+                let map = |m: &[u32], slot: u32| m.get(slot as usize).copied().unwrap_or(INVALID);
+                let key = (map(&last.phase_map, phase), map(&last.kind_map, kind));
+                let cell = self.phase_kinds.entry(key).or_default();
+                add_checked(cell, bytes, path, "bytes of a kind in a phase")?;
             }
             let bytes = c
                 .checked_total_bytes()
@@ -328,6 +354,30 @@ impl Accumulator {
             });
         }
         s.phases = phases;
+        let name = |names: &[String], slot: u32, bucket: &str| {
+            names
+                .get(slot as usize)
+                .map_or(bucket.to_string(), String::clone)
+        };
+        let mut pairs: Vec<(u32, PhaseKind)> = self
+            .phase_kinds
+            .into_iter()
+            .map(|((phase, kind), bytes)| {
+                let pair = PhaseKind {
+                    phase: name(&schema.phases, phase, jitarena::counters::NO_PHASE_NAME),
+                    kind: name(&schema.kinds, kind, jitarena::counters::INVALID_KIND_NAME),
+                    bytes,
+                };
+                (phase, pair)
+            })
+            .collect();
+        // Phases in phase order (the no-phase bucket, INVALID, last), then bytes, then kind.
+        pairs.sort_by(|(pa, a), (pb, b)| {
+            pa.cmp(pb)
+                .then(b.bytes.cmp(&a.bytes))
+                .then_with(|| a.kind.cmp(&b.kind))
+        });
+        s.phase_kinds = pairs.into_iter().map(|(_, p)| p).collect();
         let mut tiers: Vec<Named> = self
             .tiers
             .into_iter()
@@ -470,6 +520,7 @@ pub fn render_text(s: &Stats) -> String {
             );
         }
     }
+    phase_kinds_text(&mut o, s);
     if !s.top.is_empty() {
         let _ = writeln!(o);
         let _ = writeln!(o, "Largest methods:");
@@ -491,6 +542,56 @@ pub fn render_text(s: &Stats) -> String {
         }
     }
     o
+}
+
+/// The kinds that used most of each phase's bytes, when the logs recorded kinds by phase.
+fn phase_kinds_text(o: &mut String, s: &Stats) {
+    if s.phase_kinds.is_empty() {
+        return;
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Alloc'd bytes by phase and kind (the {KINDS_PER_PHASE} largest kinds of each phase):"
+    );
+    let _ = writeln!(
+        o,
+        "{:>22} | {:>22} | {:>14} | {:>8}",
+        "phase", "kind", "size", "of phase"
+    );
+    let _ = writeln!(o, "  {:-<20}-+-{:-<22}-+-{:-<14}-+-{:-<8}", "", "", "", "");
+    let mut i = 0;
+    while i < s.phase_kinds.len() {
+        let phase = &s.phase_kinds[i].phase;
+        let end = i + s.phase_kinds[i..]
+            .iter()
+            .take_while(|p| p.phase == *phase)
+            .count();
+        let total: u64 = s.phase_kinds[i..end]
+            .iter()
+            .fold(0, |t, p| t.saturating_add(p.bytes));
+        for (n, p) in s.phase_kinds[i..end].iter().enumerate() {
+            if n == KINDS_PER_PHASE {
+                let _ = writeln!(
+                    o,
+                    "{:>22} | {:>22} | {:>14} |",
+                    "",
+                    format!("({} more)", end - i - n),
+                    ""
+                );
+                break;
+            }
+            let _ = writeln!(
+                o,
+                "{:>22} | {:>22} | {:>14} | {:>8}",
+                if n == 0 { shown(&p.phase) } else { "".into() },
+                shown(&p.kind),
+                thousands(p.bytes),
+                pct(p.bytes, total)
+            );
+        }
+        i = end;
+    }
 }
 
 /// The version of the JSON report's schema (`schema_version` in it; `docs/formats.md`).
@@ -535,7 +636,7 @@ pub fn render_json(s: &Stats) -> String {
             })
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "schema_version": JSON_SCHEMA_VERSION,
         "version": JSON_SCHEMA_VERSION,
         "files": s.files,
@@ -558,6 +659,14 @@ pub fn render_json(s: &Stats) -> String {
         "phases": named(&s.phases, false),
         "largest_methods": top,
     });
+    if let (Some(map), false) = (doc.as_object_mut(), s.phase_kinds.is_empty()) {
+        let pairs: Vec<serde_json::Value> = s
+            .phase_kinds
+            .iter()
+            .map(|p| json!({"phase": p.phase, "kind": p.kind, "bytes": p.bytes}))
+            .collect();
+        map.insert("phase_kinds".into(), json!(pairs));
+    }
     let mut out = serde_json::to_string(&doc).unwrap_or_default();
     out.push('\n');
     out
