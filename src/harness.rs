@@ -91,6 +91,7 @@ impl ReplayArena {
             limit_bytes: options.limit_bytes,
             pager: Pager::Builtin,
             trace: false,
+            kinds_by_phase: false,
         };
         Ok(ReplayArena {
             raw: Box::into_raw(RawArena::new(setup)),

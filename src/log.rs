@@ -47,6 +47,9 @@ pub struct MethodCounts {
     pub largest_alloc: u64,
     /// Whether a request failed on the memory limit.
     pub limit_hit: bool,
+    /// `(phase slot, kind slot, bytes)` of an arena recording kinds by phase, non-zero entries
+    /// only, in (phase, kind) order; slots as in `phases` and `kinds`. Empty otherwise.
+    pub phase_kind_bytes: Vec<(u32, u32, u64)>,
 }
 
 impl MethodCounts {

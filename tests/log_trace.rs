@@ -56,6 +56,7 @@ fn sample_records(n: u64) -> Vec<MethodRecord> {
                 page_count: 1,
                 largest_alloc: 300 + i,
                 limit_hit: i % 11 == 0,
+                ..MethodCounts::default()
             },
         })
         .collect()

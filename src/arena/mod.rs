@@ -58,6 +58,7 @@ pub struct Config {
     phases: Vec<String>,
     page_size: usize,
     limit_bytes: u64,
+    kinds_by_phase: bool,
 }
 
 impl Config {
@@ -68,6 +69,7 @@ impl Config {
             phases: Vec::new(),
             page_size: JITARENA_DEFAULT_PAGE_SIZE as usize,
             limit_bytes: 0,
+            kinds_by_phase: false,
         }
     }
 
@@ -89,6 +91,13 @@ impl Config {
         self
     }
 
+    /// Records bytes per (phase, kind) ([`Arena::phase_kind_bytes`]), as the C config's
+    /// `kinds_by_phase` does: taken at phase switches, so allocation costs the same.
+    pub fn kinds_by_phase(mut self, on: bool) -> Config {
+        self.kinds_by_phase = on;
+        self
+    }
+
     pub(crate) fn setup(&self, pager: Pager) -> Result<ArenaSetup, Error> {
         let schema = Schema::new(self.kinds.clone(), self.phases.clone())?.interned();
         check_page_size(self.page_size)?;
@@ -98,6 +107,7 @@ impl Config {
             limit_bytes: self.limit_bytes,
             pager,
             trace: false,
+            kinds_by_phase: self.kinds_by_phase,
         })
     }
 }
@@ -179,7 +189,6 @@ impl Arena {
             let at = head.cursor;
             head.cursor = at + rounded;
             let slot = kind.0.min(JITARENA_MAX_KINDS) as usize;
-            head.total_bytes = head.total_bytes.wrapping_add(size as u64);
             head.kind_bytes[slot] = head.kind_bytes[slot].wrapping_add(size as u64);
             head.kind_count[slot] = head.kind_count[slot].wrapping_add(1);
             // SAFETY: `at` lies in the current page (below `limit`), so it is not 0; the page's
@@ -286,6 +295,14 @@ impl Arena {
             .iter()
             .position(|p| p == name)
             .map(|i| Phase(i as u32))
+    }
+
+    /// Bytes requested with `kind` while `phase` was current, for an arena configured with
+    /// [`Config::kinds_by_phase`] (else 0). [`Phase::NONE`] (or any phase past the configured
+    /// ones) reads the "no phase" bucket; `Kind(u32::MAX)` the invalid-kind bucket; other kinds
+    /// past the configured ones read 0.
+    pub fn phase_kind_bytes(&self, phase: Phase, kind: Kind) -> u64 {
+        self.raw().phase_kind_bytes(phase.0, kind.0)
     }
 
     /// The counters now.
