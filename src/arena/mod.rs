@@ -23,6 +23,7 @@
 //! # Ok::<(), jitarena::Error>(())
 //! ```
 
+pub(crate) mod by_phase;
 pub(crate) mod raw;
 pub(crate) mod registry;
 

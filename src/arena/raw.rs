@@ -9,6 +9,7 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
+use super::by_phase::{wrapping_sum, KindsByPhase};
 use super::registry;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
@@ -19,7 +20,7 @@ use crate::sys::{
 };
 
 /// Number of kind slots of the head: every `u8` is one.
-const SLOTS: usize = JITARENA_KIND_SLOTS as usize;
+pub(crate) const SLOTS: usize = JITARENA_KIND_SLOTS as usize;
 
 /// Largest request served: half the address space, so that no size arithmetic can wrap.
 pub(crate) const MAX_REQUEST: usize = isize::MAX as usize / 2;
@@ -441,8 +442,13 @@ impl RawArena {
             _ => return 0,
         };
         let p = (phase as usize).min(self.schema.phases.len());
-        let open = (p == self.phase).then(|| by_phase.open(&self.head.kind_bytes, self.total_bytes()));
-        by_phase.get(p, k, open.as_deref())
+        let closed = by_phase.closed(p, k);
+        if p == self.phase {
+            let open = by_phase.growth(&self.head.kind_bytes, self.total_bytes(), k);
+            closed.wrapping_add(open)
+        } else {
+            closed
+        }
     }
 
     /// Bytes requested, all kinds: the sum of every kind slot.
@@ -514,7 +520,9 @@ impl RawArena {
         );
         out.kinds.clear();
         out.kinds.reserve(kinds + 1);
+        let mut named = 0u64;
         for (slot, (&b, &c)) in bytes.iter().zip(counts).enumerate() {
+            named = named.wrapping_add(b);
             if c != 0 {
                 out.kinds.push((slot as u32, b, c));
             }
@@ -524,7 +532,7 @@ impl RawArena {
             out.kinds.push((kinds as u32, invalid_bytes, invalid_count));
         }
         out.phases.clear();
-        let total = self.total_bytes();
+        let total = named.wrapping_add(invalid_bytes);
         let open = total.wrapping_sub(self.phase_start_total);
         for (slot, &b) in self.phase_bytes.iter().enumerate() {
             let b = if slot == self.phase {
@@ -538,8 +546,12 @@ impl RawArena {
         }
         out.phase_kind_bytes.clear();
         if let Some(by_phase) = &self.by_phase {
-            let open = by_phase.open(&self.head.kind_bytes, total);
-            by_phase.nonzero(self.phase, &open, &mut out.phase_kind_bytes);
+            by_phase.nonzero(
+                self.phase,
+                &self.head.kind_bytes,
+                total,
+                &mut out.phase_kind_bytes,
+            );
         }
         out.used_bytes = self.used_bytes();
         out.reserved_bytes = self.reserved;
@@ -559,90 +571,6 @@ impl Drop for RawArena {
         let pages = std::mem::take(&mut self.pages);
         for page in pages.into_iter().chain(std::mem::take(&mut self.spare)) {
             self.release(page);
-        }
-    }
-}
-
-/// The wrapping sum of counters (the counters themselves wrap, as the C path's do); written as
-/// a fold so that it vectorizes.
-#[inline]
-fn wrapping_sum(values: &[u64]) -> u64 {
-    values.iter().fold(0u64, |sum, &v| sum.wrapping_add(v))
-}
-
-/// Bytes per (phase, kind), taken at phase switches from the kind slots' growth since the last
-/// switch, so that the allocation path pays nothing for them. Kinds are the configured ones
-/// plus the invalid bucket (every other slot); phases the configured ones plus "no phase".
-struct KindsByPhase {
-    /// Kinds plus the invalid bucket: the row length of `bytes`.
-    kinds: usize,
-    /// Each bucket's bytes (named kind slots, then the invalid bucket) at the last switch.
-    last: Vec<u64>,
-    /// Closed intervals' bytes, `bytes[phase * kinds + kind]`.
-    bytes: Vec<u64>,
-}
-
-impl KindsByPhase {
-    fn new(kinds: usize, phases: usize) -> KindsByPhase {
-        KindsByPhase {
-            kinds: kinds + 1,
-            last: vec![0; kinds + 1],
-            bytes: vec![0; (kinds + 1) * (phases + 1)],
-        }
-    }
-
-    fn clear(&mut self) {
-        self.last.fill(0);
-        self.bytes.fill(0);
-    }
-
-    /// Each bucket's growth since the last switch (the open interval of the current phase).
-    fn open(&self, slots: &[u64; SLOTS], total: u64) -> Vec<u64> {
-        let named = self.kinds - 1;
-        let mut growth: Vec<u64> = slots[..named]
-            .iter()
-            .zip(&self.last)
-            .map(|(&now, &then)| now.wrapping_sub(then))
-            .collect();
-        let invalid = total.wrapping_sub(wrapping_sum(&slots[..named]));
-        growth.push(invalid.wrapping_sub(self.last[named]));
-        growth
-    }
-
-    /// Closes the open interval of `phase`: its growth goes to that phase's row.
-    fn close(&mut self, phase: usize, slots: &[u64; SLOTS], total: u64) {
-        let named = self.kinds - 1;
-        let row = &mut self.bytes[phase * self.kinds..(phase + 1) * self.kinds];
-        let mut named_sum = 0u64;
-        for ((sum, last), &now) in row.iter_mut().zip(self.last.iter_mut()).zip(&slots[..named]) {
-            *sum = sum.wrapping_add(now.wrapping_sub(*last));
-            *last = now;
-            named_sum = named_sum.wrapping_add(now);
-        }
-        let invalid = total.wrapping_sub(named_sum);
-        row[named] = row[named].wrapping_add(invalid.wrapping_sub(self.last[named]));
-        self.last[named] = invalid;
-    }
-
-    /// Bytes of (phase, kind), with the open interval's growth when `phase` is current.
-    fn get(&self, phase: usize, kind: usize, open: Option<&[u64]>) -> u64 {
-        let closed = self.bytes[phase * self.kinds + kind];
-        closed.wrapping_add(open.map_or(0, |o| o[kind]))
-    }
-
-    /// The non-zero `(phase, kind, bytes)`, in (phase, kind) order, into `out`.
-    fn nonzero(&self, current: usize, open: &[u64], out: &mut Vec<(u32, u32, u64)>) {
-        for (phase, row) in self.bytes.chunks_exact(self.kinds).enumerate() {
-            for (kind, &closed) in row.iter().enumerate() {
-                let b = if phase == current {
-                    closed.wrapping_add(open[kind])
-                } else {
-                    closed
-                };
-                if b != 0 {
-                    out.push((phase as u32, kind as u32, b));
-                }
-            }
         }
     }
 }
