@@ -217,8 +217,15 @@ void* jitarena_alloc_slow(jitarena* arena, size_t size, uint32_t kind);
 
 #if defined(__GNUC__) || defined(__clang__)
 #define JITARENA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Tells the compiler what the inline path guarantees, so that a caller's NULL check of the
+ * result folds away on that path. */
+#define JITARENA_ASSUME(x) \
+    do {                   \
+        if (!(x)) __builtin_unreachable(); \
+    } while (0)
 #else
 #define JITARENA_UNLIKELY(x) (x)
+#define JITARENA_ASSUME(x) ((void)0)
 #endif
 
 /** The counter slot of `kind`: the kind itself below JITARENA_MAX_KINDS, else the invalid-kind
@@ -253,6 +260,8 @@ static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_k
     head->kind_bytes[slot] += size;
     head->kind_count[slot] += 1u;
 #endif
+    /* True: cursor < limit here, and a window lies within a page (no page: both 0). */
+    JITARENA_ASSUME(cursor != 0);
     return (void*)cursor;
 }
 
