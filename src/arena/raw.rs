@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
-use super::by_phase::{wrapping_sum, KindsByPhase};
+use super::by_phase::{any_nonzero, wrapping_sum, KindsByPhase};
 use super::registry;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
@@ -321,10 +321,19 @@ impl RawArena {
                 self.head.limit = 0;
             }
         }
-        // Every slot: a slot between kind_count and 255 may have been used by a caller's
-        // invalid kind, and finding out would cost as much as the fill.
-        self.head.kind_bytes.fill(0);
-        self.head.kind_count.fill(0);
+        // Zero only the slots in use: the configured kinds and the slot for kinds >= 255, and
+        // the unnamed slots between them only when a caller's invalid kind used one (every
+        // request adds 1 to its slot's count, so a used slot has a non-zero count).
+        let kinds = self.schema.kinds.len();
+        let overflow = SLOTS - 1;
+        if any_nonzero(&self.head.kind_count[kinds..overflow]) {
+            self.head.kind_bytes[kinds..overflow].fill(0);
+            self.head.kind_count[kinds..overflow].fill(0);
+        }
+        self.head.kind_bytes[..kinds].fill(0);
+        self.head.kind_count[..kinds].fill(0);
+        self.head.kind_bytes[overflow] = 0;
+        self.head.kind_count[overflow] = 0;
         self.used_closed = 0;
         self.largest = 0;
         self.failure = 0;
