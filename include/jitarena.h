@@ -283,7 +283,9 @@ static inline void* jitarena_alloc(jitarena* arena, size_t size, uint32_t kind) 
 /* ---- Phases ------------------------------------------------------------------------------- */
 
 /** From now on, bytes are attributed to `phase` (JITARENA_NO_PHASE or an out-of-range value:
- *  the "no phase" bucket). Out of line, O(1); costs nothing on the fast path. NULL is ignored. */
+ *  the "no phase" bucket). Out of line; it sums the 256 kind counters (about 300 instructions
+ *  in all; with kinds_by_phase on, also one subtraction per configured kind), so the fast path
+ *  pays nothing for phases. NULL is ignored. */
 void jitarena_set_phase(jitarena* arena, uint32_t phase);
 
 /* ---- Readers (NULL arena: 0) -------------------------------------------------------------- */
