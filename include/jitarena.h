@@ -10,8 +10,9 @@
  * An arena hands out memory for one compilation (one method): many small requests, freed all
  * at once by jitarena_reset() or jitarena_destroy(). Every request carries a *kind* (the .NET
  * JIT's CMK_* values, say), and optionally the arena is told the current *phase*. The arena
- * counts requested bytes and allocations per kind on its inline fast path (three additions),
- * and bytes per phase out of line, at phase switches.
+ * counts requested bytes and allocations per kind on its inline fast path (two additions: the
+ * kind's bytes and its count), and bytes per phase (and, on request, per phase and kind) out of
+ * line, at phase switches.
  *
  *   jitarena_config cfg;
  *   jitarena_config_init(&cfg);
@@ -43,14 +44,15 @@ extern "C" {
 
 /** Version of this ABI. jitarena_abi_version() returns the version the library was built with;
  *  a caller should refuse to run when the two differ. */
-#define JITARENA_ABI_VERSION 1u
+#define JITARENA_ABI_VERSION 2u
 
 /** Kinds 0 .. JITARENA_MAX_KINDS-1 can be named; every allocation with a kind at or above
  *  kind_count is counted in the invalid-kind bucket. */
-#define JITARENA_MAX_KINDS 256u
+#define JITARENA_MAX_KINDS 255u
 
-/** Counter slots of the public head: one per nameable kind, plus the slot for kinds
- *  >= JITARENA_MAX_KINDS. */
+/** Counter slots of the public head: one per nameable kind, plus slot JITARENA_MAX_KINDS (255)
+ *  for kinds >= JITARENA_MAX_KINDS. 256, so that every value of a jitarena_kind_slot indexes
+ *  the counters in bounds. */
 #define JITARENA_KIND_SLOTS (JITARENA_MAX_KINDS + 1u)
 
 /** Pass this to jitarena_kind_bytes() / jitarena_kind_count() to read the invalid-kind bucket:
@@ -120,6 +122,14 @@ typedef struct jitarena_config {
     void (*page_free)(void* host, void* page, size_t size);
     /** Passed unchanged to page_alloc and page_free. */
     void* host;
+    /** Unused; 0. Keeps kinds_by_phase past the end of a config from an older header on every
+     *  target (on 32-bit ARM the old struct's tail padding would otherwise hold it). */
+    uint32_t reserved;
+    /** Non-zero: record the bytes per (phase, kind), read with jitarena_phase_kind_bytes() and
+     *  written into each method's record. Computed at phase switches (and at reads and
+     *  jitarena_method_done()) from the kind counters, so the allocation path costs the same
+     *  either way. 0 (the default, and what a config from an older header gets): off. */
+    uint32_t kinds_by_phase;
 } jitarena_config;
 
 /** An arena. Opaque but for its first member, the public head that the inline fast path uses. */
@@ -128,21 +138,25 @@ typedef struct jitarena jitarena;
 /** The first member of every arena: the bump window and the per-kind counters. Read it only
  *  through the functions below; the layout is part of the ABI version. */
 typedef struct jitarena_head {
-    /** Bytes requested, all kinds together (the per-phase counters are taken from it). Kept
-     *  apart from the first kind counter so that compilers do not merge the two additions into vector
-     *  instructions, which costs more than it saves. */
-    uint64_t total_bytes;
     /** Next free byte of the current page; always a multiple of 8. */
     uintptr_t cursor;
     /** End of the bump window: at most a quarter page past the cursor, so that larger
      *  requests reach the slow path and get a page of their own. cursor == limit forces the
      *  slow path (the arena keeps it so while it records a trace). */
     uintptr_t limit;
-    /** Bytes requested per kind slot (before rounding). */
+    /** Bytes requested per kind slot (before rounding). The total, and the bytes per phase,
+     *  are sums of these, taken out of line (at phase switches and reads). */
     uint64_t kind_bytes[JITARENA_KIND_SLOTS];
     /** Allocations per kind slot. */
     uint64_t kind_count[JITARENA_KIND_SLOTS];
 } jitarena_head;
+
+/** A kind's counter slot: every value indexes the head's counters in bounds, so the inline
+ *  path needs no check. Obtain it once, with jitarena_kind_slot_of(), where a JIT makes its
+ *  allocator object (a CompAllocator holding its kind), and allocate with
+ *  jitarena_alloc_slot(). Slots from kind_count to 254 are counted in the invalid-kind bucket,
+ *  as slot 255 (JITARENA_MAX_KINDS) is. */
+typedef uint8_t jitarena_kind_slot;
 
 /** A finished method, passed to jitarena_method_done(). */
 typedef struct jitarena_method {
@@ -203,9 +217,53 @@ void* jitarena_alloc_slow(jitarena* arena, size_t size, uint32_t kind);
 
 #if defined(__GNUC__) || defined(__clang__)
 #define JITARENA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Tells the compiler what the inline path guarantees, so that a caller's NULL check of the
+ * result folds away on that path. */
+#define JITARENA_ASSUME(x) \
+    do {                   \
+        if (!(x)) __builtin_unreachable(); \
+    } while (0)
 #else
 #define JITARENA_UNLIKELY(x) (x)
+#define JITARENA_ASSUME(x) ((void)0)
 #endif
+
+/** The counter slot of `kind`: the kind itself below JITARENA_MAX_KINDS, else the invalid-kind
+ *  slot (255). Defined for every value. */
+static inline jitarena_kind_slot jitarena_kind_slot_of(uint32_t kind) {
+    return (jitarena_kind_slot)(kind < JITARENA_MAX_KINDS ? kind : JITARENA_MAX_KINDS);
+}
+
+/**
+ * Allocates size bytes counted in kind slot `slot` (from jitarena_kind_slot_of()). Returns
+ * what jitarena_alloc() returns, and counts the same way; the kind needs no clamp here.
+ *
+ * Fast path: a bump of the cursor and two counter additions (the slot's bytes and count), no
+ * call, no lock. With JITARENA_NO_COUNTERS defined before this header, the additions are
+ * compiled out (to measure their cost); such allocations are then not counted.
+ */
+static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_kind_slot slot) {
+    jitarena_head* head = (jitarena_head*)arena;
+    /* Rounded to 8; 0 for size 0 and for sizes that wrap, both of which take the slow path
+     * through the unsigned "rounded - 1" below. */
+    size_t rounded = (size + 7u) & ~(size_t)7u;
+    uintptr_t cursor;
+    if (JITARENA_UNLIKELY(head == NULL)) {
+        return jitarena_alloc_slow(arena, size, slot);
+    }
+    cursor = head->cursor;
+    if (JITARENA_UNLIKELY(rounded - 1u >= (size_t)(head->limit - cursor))) {
+        return jitarena_alloc_slow(arena, size, slot);
+    }
+    head->cursor = cursor + rounded;
+#ifndef JITARENA_NO_COUNTERS
+    head->kind_bytes[slot] += size;
+    head->kind_count[slot] += 1u;
+#endif
+    /* True: cursor < limit here, and a window lies within a page (no page: both 0). */
+    JITARENA_ASSUME(cursor != 0);
+    return (void*)cursor;
+}
 
 /**
  * Allocates size bytes of kind `kind`. Returns memory aligned to at least 8 bytes that overlaps
@@ -214,41 +272,20 @@ void* jitarena_alloc_slow(jitarena* arena, size_t size, uint32_t kind);
  * why. A size of 0 returns a distinct 8-byte block. A kind >= kind_count is counted in the
  * invalid-kind bucket. The memory is uninitialised and stays valid until reset or destroy.
  *
- * Fast path: a bump of the cursor and three counter additions, no call, no lock.
- * With JITARENA_NO_COUNTERS defined before this header, the additions are compiled out (to
- * measure their cost); such allocations are then not counted.
+ * Fast path: jitarena_alloc_slot() with jitarena_kind_slot_of(kind): a bump of the cursor,
+ * two counter additions, and a clamp of the kind that a constant kind folds away (a JIT's
+ * allocator object holding a run-time kind saves the clamp by holding its slot instead).
  */
 static inline void* jitarena_alloc(jitarena* arena, size_t size, uint32_t kind) {
-    jitarena_head* head = (jitarena_head*)arena;
-    /* Rounded to 8; 0 for size 0 and for sizes that wrap, both of which take the slow path
-     * through the unsigned "rounded - 1" below. */
-    size_t rounded = (size + 7u) & ~(size_t)7u;
-    uintptr_t cursor;
-    if (JITARENA_UNLIKELY(head == NULL)) {
-        return jitarena_alloc_slow(arena, size, kind);
-    }
-    cursor = head->cursor;
-    if (JITARENA_UNLIKELY(rounded - 1u >= (size_t)(head->limit - cursor))) {
-        return jitarena_alloc_slow(arena, size, kind);
-    }
-    head->cursor = cursor + rounded;
-#ifndef JITARENA_NO_COUNTERS
-    {
-        uint32_t slot = kind < JITARENA_MAX_KINDS ? kind : JITARENA_MAX_KINDS;
-        head->total_bytes += size;
-        head->kind_bytes[slot] += size;
-        head->kind_count[slot] += 1u;
-    }
-#else
-    (void)kind;
-#endif
-    return (void*)cursor;
+    return jitarena_alloc_slot(arena, size, jitarena_kind_slot_of(kind));
 }
 
 /* ---- Phases ------------------------------------------------------------------------------- */
 
 /** From now on, bytes are attributed to `phase` (JITARENA_NO_PHASE or an out-of-range value:
- *  the "no phase" bucket). Out of line, O(1); costs nothing on the fast path. NULL is ignored. */
+ *  the "no phase" bucket). Out of line; it sums the 256 kind counters (about 300 instructions
+ *  in all; with kinds_by_phase on, also one subtraction per configured kind), so the fast path
+ *  pays nothing for phases. NULL is ignored. */
 void jitarena_set_phase(jitarena* arena, uint32_t phase);
 
 /* ---- Readers (NULL arena: 0) -------------------------------------------------------------- */
@@ -265,6 +302,11 @@ uint64_t jitarena_kind_count(const jitarena* arena, uint32_t kind);
 
 /** Bytes requested while `phase` was current; JITARENA_NO_PHASE reads the "no phase" bucket. */
 uint64_t jitarena_phase_bytes(const jitarena* arena, uint32_t phase);
+
+/** Bytes requested with `kind` while `phase` was current, for an arena created with
+ *  kinds_by_phase on (else 0). JITARENA_NO_PHASE (or any phase >= phase_count) reads the "no
+ *  phase" bucket; JITARENA_INVALID_KIND the invalid-kind bucket; other kinds >= kind_count 0. */
+uint64_t jitarena_phase_kind_bytes(const jitarena* arena, uint32_t phase, uint32_t kind);
 
 /** Bytes requested, all kinds. */
 uint64_t jitarena_total_bytes(const jitarena* arena);
@@ -297,13 +339,14 @@ uint32_t jitarena_phase_count_configured(const jitarena* arena);
 /* ---- Per-method records: the stats log, the aggregate, the trace ------------------------ */
 
 /**
- * Ends a method: folds the arena's counters into the process-wide aggregate and, when a stats
- * log is open, appends one record (the method, its per-kind bytes and counts, per-phase bytes,
+ * Ends a method: when the aggregate is on (jitarena_aggregate_enable()), folds the arena's
+ * counters into the process-wide aggregate and, when a stats log is open, appends one record (the method, its per-kind bytes and counts, per-phase bytes,
  * used and reserved bytes, pages, largest request, whether the limit was hit); when a trace is
  * being recorded, appends the method's allocation events to it. Then reset or destroy the arena
  * for the next method. `method` may be NULL (an unknown method). Thread-safe: records from many
  * threads are appended whole, one lock per record, none per allocation. With no log open it
- * does no I/O. Returns 0, or JITARENA_E_IO when the record could not be written (the message
+ * does no I/O; with no log, no trace and the aggregate off (the defaults: a throughput run) it
+ * reads nothing but the arena pointer's liveness. Returns 0, or JITARENA_E_IO when the record could not be written (the message
  * names the file), JITARENA_E_NULL / JITARENA_E_STATE for a NULL or dead arena.
  *
  * A failed write never spoils the log: the records before it stay readable. The failed record
@@ -349,10 +392,16 @@ int jitarena_trace_open(const char* path);
 /** Stops recording and closes the trace. Returns as jitarena_log_close(). */
 int jitarena_trace_close(void);
 
+/** Turns the process-wide aggregate on (non-zero) or off (0) for the jitarena_method_done()
+ *  calls from now on, and returns 1 if it was on, else 0. Off by default, so that a run that
+ *  reads no aggregate pays nothing for it; the sums gathered so far are kept either way (see
+ *  jitarena_aggregate_reset()). The readers below read the aggregate. */
+int jitarena_aggregate_enable(int on);
+
 /** Methods folded into the process-wide aggregate by jitarena_method_done(). */
 uint64_t jitarena_aggregate_methods(void);
 
-/** Bytes requested, all methods, all kinds. */
+/** Bytes requested, all methods, all kinds (of the methods folded in). */
 uint64_t jitarena_aggregate_total_bytes(void);
 
 /** Bytes requested and allocations, all methods, of the kind with this name (0 if unknown);

@@ -3,14 +3,16 @@
 // CompAllocator:
 //
 //   jitarena_cxx::Arena arena(config);                      // owns a jitarena*
-//   jitarena_cxx::Allocator<BasicBlock*> alloc(arena, CMK_BasicBlock);
+//   jitarena_cxx::Allocator<BasicBlock*> alloc(arena, CMK_BasicBlock);   // holds its kind slot
 //   std::vector<BasicBlock*, jitarena_cxx::Allocator<BasicBlock*>> blocks(alloc);
 //   GenTree* node = arena.make<GenTree>(CMK_ASTNode, args...);   // placement-constructs
 //
 // Where the C call returns NULL, this layer calls JITARENA_ON_OOM(arena): by default it throws
 // std::bad_alloc (or calls std::abort() when exceptions are disabled). Define JITARENA_ON_OOM
 // before including this header to route it to the JIT's own out-of-memory path.
-// Deallocation is a no-op: memory returns to the arena at reset or destroy.
+// Deallocation is a no-op: memory returns to the arena at reset or destroy. An Allocator turns
+// its kind into a counter slot once, when it is made (jitarena_kind_slot_of), and allocates with
+// jitarena_alloc_slot: no clamp per allocation, as the .NET JIT's CompAllocator holds its kind.
 #ifndef JITARENA_HPP
 #define JITARENA_HPP
 
@@ -35,6 +37,15 @@ namespace jitarena_cxx {
 // Allocates or reports out-of-memory; never returns NULL.
 inline void* allocate_or_fail(::jitarena* arena, std::size_t size, std::uint32_t kind) {
     void* p = jitarena_alloc(arena, size, kind);
+    if (p == nullptr) {
+        JITARENA_ON_OOM(arena);
+    }
+    return p;
+}
+
+// The same with a kind slot (from jitarena_kind_slot_of); never returns NULL.
+inline void* allocate_slot_or_fail(::jitarena* arena, std::size_t size, ::jitarena_kind_slot slot) {
+    void* p = jitarena_alloc_slot(arena, size, slot);
     if (p == nullptr) {
         JITARENA_ON_OOM(arena);
     }
@@ -84,32 +95,37 @@ private:
     ::jitarena* arena_;
 };
 
-// A standard-library allocator that takes its memory from an arena under one kind.
+// A standard-library allocator that takes its memory from an arena under one kind, held as
+// its counter slot (validated once, here; kinds >= JITARENA_MAX_KINDS count as invalid).
 template <typename T>
 class Allocator {
 public:
     using value_type = T;
 
-    Allocator(::jitarena* arena, std::uint32_t kind) noexcept : arena_(arena), kind_(kind) {}
-    Allocator(const Arena& arena, std::uint32_t kind) noexcept : arena_(arena.get()), kind_(kind) {}
+    Allocator(::jitarena* arena, std::uint32_t kind) noexcept : arena_(arena), slot_(jitarena_kind_slot_of(kind)) {}
+    Allocator(const Arena& arena, std::uint32_t kind) noexcept
+        : arena_(arena.get()), slot_(jitarena_kind_slot_of(kind)) {}
     template <typename U>
-    Allocator(const Allocator<U>& other) noexcept : arena_(other.arena()), kind_(other.kind()) {}
+    Allocator(const Allocator<U>& other) noexcept : arena_(other.arena()), slot_(other.slot()) {}
 
     T* allocate(std::size_t n) {
         static_assert(alignof(T) <= 8, "jitarena allocations are aligned to 8 bytes");
         if (n > static_cast<std::size_t>(-1) / sizeof(T)) {
             JITARENA_ON_OOM(arena_);
         }
-        return static_cast<T*>(allocate_or_fail(arena_, n * sizeof(T), kind_));
+        return static_cast<T*>(allocate_slot_or_fail(arena_, n * sizeof(T), slot_));
     }
     void deallocate(T*, std::size_t) noexcept {}
 
     ::jitarena* arena() const noexcept { return arena_; }
-    std::uint32_t kind() const noexcept { return kind_; }
+    // The kind's counter slot: the kind itself below JITARENA_MAX_KINDS.
+    ::jitarena_kind_slot slot() const noexcept { return slot_; }
+    // The kind, as a slot (JITARENA_MAX_KINDS for a kind out of range).
+    std::uint32_t kind() const noexcept { return slot_; }
 
 private:
     ::jitarena* arena_;
-    std::uint32_t kind_;
+    ::jitarena_kind_slot slot_;
 };
 
 template <typename T, typename U>

@@ -147,6 +147,8 @@ fn default_config() -> jitarena_config {
         page_alloc: None,
         page_free: None,
         host: ptr::null_mut(),
+        reserved: 0,
+        kinds_by_phase: 0,
     }
 }
 
@@ -199,7 +201,8 @@ unsafe fn read_config(config: *const jitarena_config) -> Result<jitarena_config,
         limit_bytes,
         page_alloc,
         page_free,
-        host
+        host,
+        kinds_by_phase
     );
     Ok(out)
 }
@@ -251,7 +254,11 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
     if c.kind_count > crate::sys::JITARENA_MAX_KINDS {
         return Err(Error::new(
             ErrorCode::Config,
-            format!("kind_count is {}, at most 256 kinds", c.kind_count),
+            format!(
+                "kind_count is {}, at most {} kinds",
+                c.kind_count,
+                crate::sys::JITARENA_MAX_KINDS
+            ),
         ));
     }
     if c.phase_count > crate::sys::JITARENA_MAX_PHASES {
@@ -285,6 +292,7 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
         limit_bytes: c.limit_bytes,
         pager,
         trace: crate::method::trace_recording(),
+        kinds_by_phase: c.kinds_by_phase != 0,
     })
 }
 
@@ -410,6 +418,8 @@ reader! {
     jitarena_kind_count(kind: u32) -> u64 = |a| a.kind_count(kind);
     /// Bytes requested in a phase.
     jitarena_phase_bytes(phase: u32) -> u64 = |a| a.phase_bytes(phase);
+    /// Bytes requested with a kind in a phase (kinds by phase on; else 0).
+    jitarena_phase_kind_bytes(phase: u32, kind: u32) -> u64 = |a| a.phase_kind_bytes(phase, kind);
     /// Bytes requested, all kinds.
     jitarena_total_bytes() -> u64 = |a| a.total_bytes();
     /// Allocations, all kinds.
@@ -569,6 +579,12 @@ fn kind_slot(schema: &crate::Schema, name: &str) -> Option<usize> {
         return Some(schema.kinds.len());
     }
     schema.kinds.iter().position(|k| k == name)
+}
+
+/// Turns the aggregate on or off; returns 1 if it was on.
+#[no_mangle]
+pub extern "C" fn jitarena_aggregate_enable(on: c_int) -> c_int {
+    c_int::from(method::aggregate_enable(on != 0))
 }
 
 /// Methods in the aggregate.

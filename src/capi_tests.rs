@@ -137,3 +137,69 @@ fn a_panic_on_the_slow_path_is_recorded_on_the_arena() {
         jitarena_destroy(arena);
     }
 }
+
+/// A config of the size before `kinds_by_phase` (any bytes after it) creates an arena with
+/// kinds by phase off; the full size turns them on.
+#[test]
+fn an_old_config_size_leaves_kinds_by_phase_off() {
+    let _serial = serial();
+    let kinds = [c"ASTNode".as_ptr(), c"LSRA".as_ptr()];
+    let phases = [c"Import".as_ptr()];
+    for (size, want) in [
+        (offset_of!(jitarena_config, reserved), 0),
+        (size_of::<jitarena_config>(), 40),
+    ] {
+        let mut cfg = default_config();
+        cfg.struct_size = size;
+        cfg.kind_names = kinds.as_ptr();
+        cfg.kind_count = 2;
+        cfg.phase_names = phases.as_ptr();
+        cfg.phase_count = 1;
+        cfg.reserved = 0xDEAD_BEEF;
+        cfg.kinds_by_phase = 1;
+        // SAFETY: a config with valid name arrays; `size` bytes of it are readable.
+        unsafe {
+            let arena = jitarena_create(&cfg);
+            assert!(!arena.is_null(), "{}", last_error());
+            jitarena_set_phase(arena, 0);
+            assert!(!jitarena_alloc_slow(arena, 40, 1).is_null());
+            assert_eq!(jitarena_phase_kind_bytes(arena, 0, 1), want, "size {size}");
+            assert_eq!(jitarena_phase_bytes(arena, 0), 40);
+            jitarena_destroy(arena);
+        }
+    }
+}
+
+/// What `jitarena_method_done` hands the log writer: the non-zero bytes per (phase, kind),
+/// sorted, the invalid bucket and "no phase" included.
+#[test]
+fn method_counts_carry_the_nonzero_phase_kind_bytes_sorted() {
+    let _serial = serial();
+    let config = crate::Config::new(&["A", "B", "C"])
+        .phases(&["P0", "P1"])
+        .kinds_by_phase(true);
+    let arena = crate::Arena::new(&config).unwrap();
+    let alloc = |size, kind| arena.alloc_bytes(size, crate::Kind(kind)).unwrap();
+    alloc(5, 2); // no phase
+    arena.set_phase(crate::Phase(1));
+    alloc(7, 0);
+    alloc(9, 200); // an unnamed slot: the invalid bucket
+    arena.set_phase(crate::Phase(0));
+    alloc(11, 1);
+    alloc(13, u32::MAX);
+    arena.set_phase(crate::Phase(1));
+    alloc(17, 0);
+    let mut counts = crate::log::MethodCounts::default();
+    // SAFETY: the arena is live and only read here.
+    let raw = unsafe { &*arena.as_c_ptr().cast::<RawArena>() };
+    raw.fill_counts(&mut counts);
+    assert_eq!(
+        counts.phase_kind_bytes,
+        vec![(0, 1, 11), (0, 3, 13), (1, 0, 24), (1, 3, 9), (2, 2, 5)]
+    );
+    let off = crate::Arena::new(&crate::Config::new(&["A"])).unwrap();
+    off.alloc_bytes(8, crate::Kind(0)).unwrap();
+    // SAFETY: as above.
+    unsafe { &*off.as_c_ptr().cast::<RawArena>() }.fill_counts(&mut counts);
+    assert!(counts.phase_kind_bytes.is_empty());
+}

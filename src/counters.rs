@@ -28,7 +28,7 @@ pub const INVALID_KIND_NAME: &str = "(invalid kind)";
 pub const NO_PHASE_NAME: &str = "(no phase)";
 
 impl Schema {
-    /// A schema after checking its names: at most 256 kinds and 1024 phases, each name 1 to 255
+    /// A schema after checking its names: at most 255 kinds and 1024 phases, each name 1 to 255
     /// bytes with no white space or control characters, unique within its list.
     pub fn new(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
         check_names("kind", &kinds, JITARENA_MAX_KINDS as usize)?;
@@ -38,7 +38,7 @@ impl Schema {
 
     /// A schema read from a stats log, or united from several, after checking its names as
     /// [`Schema::new`] does, but without the arena's limits on their number: logs merged from
-    /// many processes, or written by other tools, may name more than 256 kinds, and readers
+    /// many processes, or written by other tools, may name more than 255 kinds, and readers
     /// count them all. Arenas (and replay) keep the limits of [`Schema::new`].
     pub fn read(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
         check_names("kind", &kinds, usize::MAX)?;

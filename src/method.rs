@@ -74,6 +74,8 @@ static RECORDING: AtomicBool = AtomicBool::new(false);
 static LOG_MAY_WRITE: AtomicBool = AtomicBool::new(true);
 /// Whether `JITARENA_TRACE` was consulted.
 static TRACE_ENV_DONE: AtomicBool = AtomicBool::new(false);
+/// Whether `method_done` folds methods into the aggregate ([`aggregate_enable`]).
+static AGGREGATE_ON: AtomicBool = AtomicBool::new(false);
 
 /// The sum of every finished method's counters, per schema.
 struct Aggregate {
@@ -305,11 +307,18 @@ pub(crate) fn trace_recording() -> bool {
 /// Ends a method: folds its counters into the aggregate, appends its record to the stats log
 /// and its events to the trace, where those are open.
 pub(crate) fn method_done(arena: &mut RawArena, method: MethodRef<'_>) -> Result<(), Error> {
+    let aggregate = AGGREGATE_ON.load(Ordering::Relaxed);
+    if !aggregate && !wants_method_info(arena) {
+        // A throughput run: nothing reads this method's counters.
+        return Ok(());
+    }
     fork::install_handlers();
     SCRATCH.with(|scratch| {
         let mut counts = scratch.borrow_mut();
         arena.fill_counts(&mut counts);
-        fold(arena, &counts);
+        if aggregate {
+            fold(arena, &counts);
+        }
         let logged = append_log(&arena.schema, method, &counts);
         let traced = match arena.trace.as_mut() {
             Some(events) => append_trace(&arena.schema, method, events),
@@ -416,6 +425,13 @@ pub fn aggregate() -> Vec<(Arc<Schema>, u64, Counters)> {
         .iter()
         .map(|a| (Arc::clone(&a.schema), a.methods, a.counters.clone()))
         .collect()
+}
+
+/// Turns the process-wide aggregate on or off for the methods ended from now on; returns
+/// whether it was on. Off by default, so that a run that reads no aggregate pays nothing for
+/// it; the sums gathered so far are kept either way.
+pub fn aggregate_enable(on: bool) -> bool {
+    AGGREGATE_ON.swap(on, Ordering::AcqRel)
 }
 
 /// Clears the process-wide aggregate.

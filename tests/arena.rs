@@ -312,3 +312,102 @@ fn many_threads_create_fill_and_destroy_arenas_at_once() {
         h.join().expect("a thread failed");
     }
 }
+
+/// Kinds by phase through the Rust API against a model: random sizes (past the quarter page
+/// too), kinds out of range, phase switches and resets. Bytes per (phase, kind) sum over kinds
+/// to the phase totals and over phases to the kind totals; with the option off they read 0.
+#[test]
+fn kinds_by_phase_sum_to_kind_and_phase_totals() {
+    for seed in 0..scaled(24, 2) {
+        let mut rng = Rng(1000 + seed);
+        let kind_count = 1 + rng.below(40) as usize;
+        let phase_count = rng.below(8) as usize;
+        let on = seed % 4 != 3;
+        let phase_names: Vec<String> = (0..phase_count).map(|i| format!("P{i}")).collect();
+        let config = Config::new(&kinds(kind_count))
+            .phases(&phase_names)
+            .page_size(4096)
+            .kinds_by_phase(on);
+        let mut arena = Arena::new(&config).unwrap();
+        // model[phase][kind]; the last row is "no phase", the last column the invalid bucket.
+        let mut model = vec![vec![0u64; kind_count + 1]; phase_count + 1];
+        let mut counts = vec![0u64; kind_count + 1];
+        let mut phase = phase_count;
+        for i in 0..scaled(2500, 120) {
+            match rng.below(100) {
+                0..=3 => {
+                    let next = rng.below(phase_count as u64 + 2) as u32;
+                    let next = if next as usize > phase_count {
+                        u32::MAX
+                    } else {
+                        next
+                    };
+                    arena.set_phase(Phase(next));
+                    phase = (next as usize).min(phase_count);
+                }
+                4 => {
+                    arena.reset();
+                    model.iter_mut().for_each(|row| row.fill(0));
+                    counts.fill(0);
+                    phase = phase_count;
+                }
+                _ => {
+                    let kind = match rng.below(10) {
+                        0 => [254, 255, 256, u32::MAX][rng.below(4) as usize],
+                        1 => kind_count as u32 + rng.below(300) as u32,
+                        _ => rng.below(kind_count as u64) as u32,
+                    };
+                    let size = match rng.below(10) {
+                        0 => 1024 - 16 + rng.below(33) as usize,
+                        1 => 1024 + rng.below(10_000) as usize,
+                        _ => rng.below(200) as usize,
+                    };
+                    arena.alloc_bytes(size, Kind(kind)).unwrap();
+                    let bucket = (kind as usize).min(kind_count);
+                    model[phase][bucket] += size as u64;
+                    counts[bucket] += 1;
+                }
+            }
+            if i % 50 != 0 {
+                continue;
+            }
+            let c = arena.snapshot().counters;
+            for (p, row) in model.iter().enumerate() {
+                let phase_id = if p == phase_count {
+                    Phase::NONE
+                } else {
+                    Phase(p as u32)
+                };
+                let mut over_kinds = 0;
+                for (k, &want) in row.iter().enumerate() {
+                    let kind_id = if k == kind_count {
+                        Kind(u32::MAX)
+                    } else {
+                        Kind(k as u32)
+                    };
+                    let got = arena.phase_kind_bytes(phase_id, kind_id);
+                    assert_eq!(
+                        got,
+                        if on { want } else { 0 },
+                        "seed {seed} op {i} ({p}, {k})"
+                    );
+                    over_kinds += got;
+                }
+                assert_eq!(
+                    c.phase_bytes[p],
+                    row.iter().sum::<u64>(),
+                    "seed {seed} phase {p}"
+                );
+                if on {
+                    assert_eq!(over_kinds, c.phase_bytes[p], "seed {seed} phase {p}");
+                }
+            }
+            for k in 0..=kind_count {
+                let want: u64 = model.iter().map(|row| row[k]).sum();
+                assert_eq!(c.kind_bytes[k], want, "seed {seed} kind {k}");
+                assert_eq!(c.kind_count[k], counts[k], "seed {seed} kind {k}");
+            }
+            assert_eq!(arena.phase_kind_bytes(Phase(0), Kind(kind_count as u32)), 0);
+        }
+    }
+}

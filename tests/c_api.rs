@@ -20,6 +20,19 @@ fn c_program_exercises_every_entry_point() {
 }
 
 #[test]
+fn c_paths_count_exactly_as_a_model_with_kinds_out_of_range() {
+    // The inline jitarena_alloc and jitarena_alloc_slot, and jitarena_alloc_slow, with random
+    // sizes and kinds, phase switches, resets, kinds by phase on and off and an old config
+    // size: every reader against the model (tests/c/count_model.c).
+    let exe = build_program("count_model", &["tests/c/count_model.c"], false);
+    let out = run(&exe, &["40"]);
+    assert!(
+        out.contains("count_model:") && out.contains("passed, 0 failed"),
+        "{out}"
+    );
+}
+
+#[test]
 fn cpp_program_uses_the_raii_owner_and_typed_allocator() {
     let exe = build_program("cpp_test", &["tests/c/cpp_test.cpp"], true);
     let out = run(&exe, &[]);

@@ -5,9 +5,14 @@
  *                      them (`new (comp, CMK_ASTNode) GenTree`), sizes from a JIT-like mix,
  *                      methods of heavy-tailed size, the arena reset after each method;
  *   alloc_loop table   the same requests replayed from a table of (kind, size), the kind a
- *                      run-time value (as in a container's allocator).
+ *                      run-time uint32 value passed to jitarena_alloc (which clamps it);
+ *   alloc_loop slot    the same requests, each through one of eight allocator objects made
+ *                      once per kind (a JIT's CompAllocator: the arena and the kind's slot
+ *                      from jitarena_kind_slot_of(), loaded at run time from the object),
+ *                      with jitarena_alloc_slot (no clamp).
  *
- * Only run_sites / run_table are measured (callgrind --toggle-collect). */
+ * A second argument "kbp" creates the arena with kinds_by_phase on (the inline path must cost
+ * the same). Only run_sites / run_table / run_slot are measured (callgrind --toggle-collect). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +45,14 @@ static uint32_t jit_like_size(void) {
 
 static uint32_t sizes[N];
 static uint32_t kinds[N];
+
+/* A JIT's allocator object: made once per kind, holding its validated counter slot. */
+typedef struct comp_allocator {
+    jitarena* arena;
+    jitarena_kind_slot slot;
+} comp_allocator;
+static comp_allocator allocators[SITES];
+static const comp_allocator* request_allocator[N];
 static uint32_t method_len[N];
 static uint32_t methods;
 
@@ -92,22 +105,48 @@ __attribute__((noinline)) uintptr_t run_table(jitarena* a) {
     return sink;
 }
 
+__attribute__((noinline)) uintptr_t run_slot(jitarena* a) {
+    uintptr_t sink = 0;
+    uint32_t i = 0, m, j;
+    for (m = 0; m < methods; m++) {
+        for (j = 0; j < method_len[m]; j++, i++) {
+            const comp_allocator* alloc = request_allocator[i];
+            sink ^= (uintptr_t)jitarena_alloc_slot(alloc->arena, sizes[i], alloc->slot);
+        }
+        jitarena_reset(a);
+    }
+    return sink;
+}
+
 int main(int argc, char** argv) {
     jitarena_config cfg;
     jitarena* a;
     uintptr_t sink;
-    int table = argc > 1 && strcmp(argv[1], "table") == 0;
+    const char* mode = argc > 1 ? argv[1] : "sites";
+    uint32_t i;
     make_workload();
     jitarena_config_init(&cfg);
     cfg.kind_names = KINDS;
     cfg.kind_count = SITES;
+    cfg.kinds_by_phase = argc > 2 && strcmp(argv[2], "kbp") == 0;
     a = jitarena_create(&cfg);
     if (a == NULL) {
         fprintf(stderr, "alloc_loop: %s\n", jitarena_last_error_message());
         return 2;
     }
-    sink = table ? run_table(a) : run_sites(a);
-    printf("%u allocations in %u methods (%s), sink %lx\n", N, methods, table ? "table" : "sites",
+    for (i = 0; i < SITES; i++) {
+        allocators[i].arena = a;
+        allocators[i].slot = jitarena_kind_slot_of(i);
+    }
+    for (i = 0; i < N; i++) request_allocator[i] = &allocators[kinds[i]];
+    if (strcmp(mode, "table") == 0) {
+        sink = run_table(a);
+    } else if (strcmp(mode, "slot") == 0) {
+        sink = run_slot(a);
+    } else {
+        sink = run_sites(a);
+    }
+    printf("%u allocations in %u methods (%s), sink %lx\n", N, methods, mode,
            (unsigned long)(sink & 0xF));
     jitarena_destroy(a);
     return 0;

@@ -1,7 +1,8 @@
 /* The cost of jitarena_method_done per method, with no log and with a stats log open, on
  * JIT-like methods (55 kinds, about 30 of them used, 10 phases). Counted by callgrind
- * (scripts/callgrind.sh, --toggle-collect=jitarena_method_done); also prints wall time.
- *   method_done nolog|log [LOG_PATH] */
+ * (scripts/callgrind.sh, --toggle-collect=jitarena_method_done, or =jitarena_set_phase for the
+ * cost of a phase switch); also prints wall time. "-kbp" turns kinds_by_phase on.
+ *   method_done nolog|log|nolog-kbp|log-kbp [LOG_PATH] */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stdio.h>
@@ -31,7 +32,9 @@ int main(int argc, char** argv) {
     int m, k, p;
     double spent = 0;
     char name[96];
-    int with_log = argc > 1 && strcmp(argv[1], "log") == 0;
+    const char* mode = argc > 1 ? argv[1] : "nolog";
+    int with_log = strncmp(mode, "log", 3) == 0;
+    int kinds_by_phase = strstr(mode, "-kbp") != NULL;
     for (k = 0; k < KINDS; k++) {
         snprintf(kind_text[k], sizeof kind_text[k], "Kind%d", k);
         kind_names[k] = kind_text[k];
@@ -45,7 +48,12 @@ int main(int argc, char** argv) {
     cfg.kind_count = KINDS;
     cfg.phase_names = phase_names;
     cfg.phase_count = PHASES;
+    cfg.kinds_by_phase = (uint32_t)kinds_by_phase;
     a = jitarena_create(&cfg);
+    if (a == NULL) {
+        fprintf(stderr, "method_done: %s\n", jitarena_last_error_message());
+        return 2;
+    }
     for (m = 0; m < METHODS; m++) {
         jitarena_method method = {sizeof(jitarena_method), name, m, (m % 2) ? "FullOpts" : "MinOpts"};
         double t0;
@@ -63,6 +71,6 @@ int main(int argc, char** argv) {
     }
     jitarena_destroy(a);
     if (with_log) jitarena_log_close();
-    printf("%s: %.0f ns per jitarena_method_done (wall)\n", with_log ? "log" : "nolog", spent / METHODS * 1e9);
+    printf("%s: %.0f ns per jitarena_method_done (wall)\n", mode, spent / METHODS * 1e9);
     return 0;
 }

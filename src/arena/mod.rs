@@ -23,6 +23,7 @@
 //! # Ok::<(), jitarena::Error>(())
 //! ```
 
+pub(crate) mod by_phase;
 pub(crate) mod raw;
 pub(crate) mod registry;
 
@@ -58,6 +59,7 @@ pub struct Config {
     phases: Vec<String>,
     page_size: usize,
     limit_bytes: u64,
+    kinds_by_phase: bool,
 }
 
 impl Config {
@@ -68,6 +70,7 @@ impl Config {
             phases: Vec::new(),
             page_size: JITARENA_DEFAULT_PAGE_SIZE as usize,
             limit_bytes: 0,
+            kinds_by_phase: false,
         }
     }
 
@@ -89,6 +92,13 @@ impl Config {
         self
     }
 
+    /// Records bytes per (phase, kind) ([`Arena::phase_kind_bytes`]), as the C config's
+    /// `kinds_by_phase` does: taken at phase switches, so allocation costs the same.
+    pub fn kinds_by_phase(mut self, on: bool) -> Config {
+        self.kinds_by_phase = on;
+        self
+    }
+
     pub(crate) fn setup(&self, pager: Pager) -> Result<ArenaSetup, Error> {
         let schema = Schema::new(self.kinds.clone(), self.phases.clone())?.interned();
         check_page_size(self.page_size)?;
@@ -98,6 +108,7 @@ impl Config {
             limit_bytes: self.limit_bytes,
             pager,
             trace: false,
+            kinds_by_phase: self.kinds_by_phase,
         })
     }
 }
@@ -158,10 +169,12 @@ impl Arena {
 
     /// A new arena with the built-in page allocator for kind and phase names already gathered
     /// in a [`Schema`] (as a trace or a log carries them): the replay harness's arena.
+    /// `kinds_by_phase` does what [`Config::kinds_by_phase`] does.
     pub fn from_schema(
         schema: Arc<Schema>,
         page_size: usize,
         limit_bytes: u64,
+        kinds_by_phase: bool,
     ) -> Result<Arena, Error> {
         check_page_size(page_size)?;
         let raw = RawArena::new(ArenaSetup {
@@ -170,6 +183,7 @@ impl Arena {
             limit_bytes,
             pager: Pager::Builtin,
             trace: false,
+            kinds_by_phase,
         });
         Ok(Arena {
             raw: NonNull::from(Box::leak(raw)),
@@ -206,7 +220,6 @@ impl Arena {
             let at = head.cursor;
             head.cursor = at + rounded;
             let slot = kind.0.min(JITARENA_MAX_KINDS) as usize;
-            head.total_bytes = head.total_bytes.wrapping_add(size as u64);
             head.kind_bytes[slot] = head.kind_bytes[slot].wrapping_add(size as u64);
             head.kind_count[slot] = head.kind_count[slot].wrapping_add(1);
             // SAFETY: `at` lies in the current page (below `limit`), so it is not 0; the page's
@@ -313,6 +326,14 @@ impl Arena {
             .iter()
             .position(|p| p == name)
             .map(|i| Phase(i as u32))
+    }
+
+    /// Bytes requested with `kind` while `phase` was current, for an arena configured with
+    /// [`Config::kinds_by_phase`] (else 0). [`Phase::NONE`] (or any phase past the configured
+    /// ones) reads the "no phase" bucket; `Kind(u32::MAX)` the invalid-kind bucket; other kinds
+    /// past the configured ones read 0.
+    pub fn phase_kind_bytes(&self, phase: Phase, kind: Kind) -> u64 {
+        self.raw().phase_kind_bytes(phase.0, kind.0)
     }
 
     /// The counters now.

@@ -1,13 +1,15 @@
 //! The arena core behind both the C ABI and the safe Rust API: pages, the slow path, limits,
 //! phases and the readers. The fast path lives in `include/jitarena.h` (and its Rust twin in
-//! `Arena::alloc_bytes`); both bump `head.cursor` and add to `head`'s counters, and call
-//! [`RawArena::alloc_slow`] for everything else.
+//! `Arena::alloc_bytes`); both bump `head.cursor` and add to `head`'s two counters of the kind's
+//! slot, and call [`RawArena::alloc_slow`] for everything else. Totals, phase bytes and bytes per
+//! (phase, kind) are sums of the kind slots, taken here at phase switches and reads.
 
 use std::alloc::Layout;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
+use super::by_phase::{any_nonzero, wrapping_sum, KindsByPhase};
 use super::registry;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
@@ -16,6 +18,9 @@ use crate::sys::{
     jitarena_event, jitarena_head, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_KIND_SLOTS,
     JITARENA_MAX_KINDS,
 };
+
+/// Number of kind slots of the head: every `u8` is one.
+pub(crate) const SLOTS: usize = JITARENA_KIND_SLOTS as usize;
 
 /// Largest request served: half the address space, so that no size arithmetic can wrap.
 pub(crate) const MAX_REQUEST: usize = isize::MAX as usize / 2;
@@ -53,6 +58,8 @@ pub(crate) struct ArenaSetup {
     pub pager: Pager,
     /// Record every allocation for a trace.
     pub trace: bool,
+    /// Record bytes per (phase, kind).
+    pub kinds_by_phase: bool,
 }
 
 struct Page {
@@ -90,13 +97,12 @@ pub(crate) struct RawArena {
     limit_hit: bool,
     /// Index of the current phase; `schema.phases.len()` is "no phase".
     phase: usize,
-    /// Whether a size-0 request used a kind slot in `kind_count .. 256` (other requests there
-    /// show in `gap_used` through the bytes).
-    gap_touched: bool,
-    /// `head.total_bytes` when the current phase began.
+    /// The total bytes (sum of the kind slots) when the current phase began.
     phase_start_total: u64,
     /// Bytes of closed phase intervals, per phase slot.
     phase_bytes: Vec<u64>,
+    /// Bytes per (phase, kind), when the config asked for them.
+    by_phase: Option<KindsByPhase>,
     /// While recording a trace: this method's events so far (the inline window is kept empty
     /// so that every allocation comes through the slow path and is seen here).
     pub(crate) trace: Option<Vec<jitarena_event>>,
@@ -108,13 +114,15 @@ impl RawArena {
     /// address the C entry points are given stays the registered one.
     pub(crate) fn new(setup: ArenaSetup) -> Box<RawArena> {
         let phases = setup.schema.phases.len();
+        let by_phase = setup
+            .kinds_by_phase
+            .then(|| KindsByPhase::new(setup.schema.kinds.len(), phases));
         let arena = Box::new(RawArena {
             head: jitarena_head {
                 cursor: 0,
                 limit: 0,
-                total_bytes: 0,
-                kind_bytes: [0; JITARENA_KIND_SLOTS as usize],
-                kind_count: [0; JITARENA_KIND_SLOTS as usize],
+                kind_bytes: [0; SLOTS],
+                kind_count: [0; SLOTS],
             },
             schema: setup.schema,
             page_size: setup.page_size,
@@ -130,10 +138,10 @@ impl RawArena {
             largest: 0,
             failure: 0,
             limit_hit: false,
-            gap_touched: false,
             phase: phases,
             phase_start_total: 0,
             phase_bytes: vec![0; phases + 1],
+            by_phase,
             trace: setup.trace.then(Vec::new),
         });
         registry::register(ptr::from_ref::<RawArena>(&*arena).addr());
@@ -153,12 +161,11 @@ impl RawArena {
         self.fail(ErrorCode::Internal, message.to_string());
     }
 
-    /// Adds one request to the counters (the same three additions as the inline fast path).
+    /// Adds one request to the counters (the same two additions as the inline fast path).
     #[inline]
     fn count(&mut self, size: usize, kind: u32) {
         let slot = kind.min(JITARENA_MAX_KINDS) as usize;
         let size = size as u64;
-        self.head.total_bytes = self.head.total_bytes.wrapping_add(size);
         self.head.kind_bytes[slot] = self.head.kind_bytes[slot].wrapping_add(size);
         self.head.kind_count[slot] = self.head.kind_count[slot].wrapping_add(1);
     }
@@ -177,11 +184,6 @@ impl RawArena {
             ));
         }
         let rounded = size.max(1).next_multiple_of(ALIGN);
-        if size == 0
-            && (self.schema.kinds.len()..JITARENA_MAX_KINDS as usize).contains(&(kind as usize))
-        {
-            self.gap_touched = true;
-        }
         let ptr = if rounded > self.large_threshold {
             let base = self.obtain(rounded)?;
             self.used_closed += rounded as u64;
@@ -319,11 +321,12 @@ impl RawArena {
                 self.head.limit = 0;
             }
         }
-        // Zero only the slots in use: the configured kinds and the overflow slot, and the
-        // unnamed slots between them only when something landed there.
+        // Zero only the slots in use: the configured kinds and the slot for kinds >= 255, and
+        // the unnamed slots between them only when a caller's invalid kind used one (every
+        // request adds 1 to its slot's count, so a used slot has a non-zero count).
         let kinds = self.schema.kinds.len();
-        let overflow = JITARENA_MAX_KINDS as usize;
-        if self.gap_used() {
+        let overflow = SLOTS - 1;
+        if any_nonzero(&self.head.kind_count[kinds..overflow]) {
             self.head.kind_bytes[kinds..overflow].fill(0);
             self.head.kind_count[kinds..overflow].fill(0);
         }
@@ -331,8 +334,6 @@ impl RawArena {
         self.head.kind_count[..kinds].fill(0);
         self.head.kind_bytes[overflow] = 0;
         self.head.kind_count[overflow] = 0;
-        self.head.total_bytes = 0;
-        self.gap_touched = false;
         self.used_closed = 0;
         self.largest = 0;
         self.failure = 0;
@@ -340,6 +341,9 @@ impl RawArena {
         self.phase = self.schema.phases.len();
         self.phase_start_total = 0;
         self.phase_bytes.fill(0);
+        if let Some(by_phase) = &mut self.by_phase {
+            by_phase.clear();
+        }
         if let Some(events) = &mut self.trace {
             events.clear();
         }
@@ -347,9 +351,13 @@ impl RawArena {
 
     /// Switches the phase that bytes are attributed to (out-of-range: "no phase").
     pub(crate) fn set_phase(&mut self, phase: u32) {
-        let total = self.head.total_bytes;
-        self.phase_bytes[self.phase] += total - self.phase_start_total;
+        let total = self.total_bytes();
+        self.phase_bytes[self.phase] =
+            self.phase_bytes[self.phase].wrapping_add(total.wrapping_sub(self.phase_start_total));
         self.phase_start_total = total;
+        if let Some(by_phase) = &mut self.by_phase {
+            by_phase.close(self.phase, &self.head.kind_bytes, total);
+        }
         self.phase = (phase as usize).min(self.schema.phases.len());
         if let Some(events) = &mut self.trace {
             events.push(jitarena_event {
@@ -365,24 +373,10 @@ impl RawArena {
         self.failure
     }
 
-    /// Whether any request used an unnamed slot below 256 (an invalid kind): the bytes of the
-    /// named slots and the overflow slot then fall short of the total.
-    fn gap_used(&self) -> bool {
-        let kinds = self.schema.kinds.len();
-        let named: u64 = self.head.kind_bytes[..kinds].iter().sum();
-        let overflow = self.head.kind_bytes[JITARENA_MAX_KINDS as usize];
-        self.gap_touched || named.wrapping_add(overflow) != self.head.total_bytes
-    }
-
-    /// The kind slots of the invalid bucket: the overflow slot, and the unnamed slots between
-    /// `kind_count` and 256 when they were used.
-    fn invalid_slots(&self) -> std::ops::RangeInclusive<usize> {
-        let overflow = JITARENA_MAX_KINDS as usize;
-        if self.gap_used() {
-            self.schema.kinds.len()..=overflow
-        } else {
-            overflow..=overflow
-        }
+    /// The kind slots of the invalid bucket: the slot for kinds >= 255, and the unnamed slots
+    /// from `kind_count` to 254, which only a caller's invalid kind reaches.
+    fn invalid_slots(&self) -> std::ops::Range<usize> {
+        self.schema.kinds.len()..SLOTS
     }
 
     /// Bytes requested with `kind`; `u32::MAX` reads the invalid bucket.
@@ -419,15 +413,15 @@ impl RawArena {
     /// The invalid bucket's (bytes, count), looking at the unnamed slots only if they were used.
     fn invalid_bucket(&self) -> (u64, u64) {
         let slots = self.invalid_slots();
-        let bytes = self.head.kind_bytes[slots.clone()].iter().sum();
-        (bytes, self.head.kind_count[slots].iter().sum())
+        let bytes = wrapping_sum(&self.head.kind_bytes[slots.clone()]);
+        (bytes, wrapping_sum(&self.head.kind_count[slots]))
     }
 
     fn read_kind(&self, kind: u32, slots: &[u64]) -> u64 {
         if (kind as usize) < self.schema.kinds.len() {
             slots[kind as usize]
         } else if kind == u32::MAX {
-            slots[self.invalid_slots()].iter().sum()
+            wrapping_sum(&slots[self.invalid_slots()])
         } else {
             0
         }
@@ -437,22 +431,43 @@ impl RawArena {
     pub(crate) fn phase_bytes(&self, phase: u32) -> u64 {
         let slot = (phase as usize).min(self.schema.phases.len());
         let open = if slot == self.phase {
-            self.head.total_bytes - self.phase_start_total
+            self.total_bytes().wrapping_sub(self.phase_start_total)
         } else {
             0
         };
-        self.phase_bytes[slot] + open
+        self.phase_bytes[slot].wrapping_add(open)
     }
 
-    /// Bytes requested, all kinds.
+    /// Bytes requested with `kind` while `phase` was current (out-of-range phase: "no phase";
+    /// `u32::MAX` kind: the invalid bucket; other out-of-range kinds, or kinds by phase off: 0).
+    pub(crate) fn phase_kind_bytes(&self, phase: u32, kind: u32) -> u64 {
+        let Some(by_phase) = &self.by_phase else {
+            return 0;
+        };
+        let kinds = self.schema.kinds.len();
+        let k = match kind {
+            k if (k as usize) < kinds => k as usize,
+            u32::MAX => kinds,
+            _ => return 0,
+        };
+        let p = (phase as usize).min(self.schema.phases.len());
+        let closed = by_phase.closed(p, k);
+        if p == self.phase {
+            let open = by_phase.growth(&self.head.kind_bytes, self.total_bytes(), k);
+            closed.wrapping_add(open)
+        } else {
+            closed
+        }
+    }
+
+    /// Bytes requested, all kinds: the sum of every kind slot.
     pub(crate) fn total_bytes(&self) -> u64 {
-        self.head.total_bytes
+        wrapping_sum(&self.head.kind_bytes)
     }
 
     /// Allocations, all kinds.
     pub(crate) fn total_count(&self) -> u64 {
-        let named: u64 = self.head.kind_count[..self.schema.kinds.len()].iter().sum();
-        named + self.kind_count(u32::MAX)
+        wrapping_sum(&self.head.kind_count)
     }
 
     /// Rounded bytes handed out.
@@ -514,7 +529,9 @@ impl RawArena {
         );
         out.kinds.clear();
         out.kinds.reserve(kinds + 1);
+        let mut named = 0u64;
         for (slot, (&b, &c)) in bytes.iter().zip(counts).enumerate() {
+            named = named.wrapping_add(b);
             if c != 0 {
                 out.kinds.push((slot as u32, b, c));
             }
@@ -524,12 +541,26 @@ impl RawArena {
             out.kinds.push((kinds as u32, invalid_bytes, invalid_count));
         }
         out.phases.clear();
-        let open = self.head.total_bytes - self.phase_start_total;
+        let total = named.wrapping_add(invalid_bytes);
+        let open = total.wrapping_sub(self.phase_start_total);
         for (slot, &b) in self.phase_bytes.iter().enumerate() {
-            let b = if slot == self.phase { b + open } else { b };
+            let b = if slot == self.phase {
+                b.wrapping_add(open)
+            } else {
+                b
+            };
             if b != 0 {
                 out.phases.push((slot as u32, b));
             }
+        }
+        out.phase_kind_bytes.clear();
+        if let Some(by_phase) = &self.by_phase {
+            by_phase.nonzero(
+                self.phase,
+                &self.head.kind_bytes,
+                total,
+                &mut out.phase_kind_bytes,
+            );
         }
         out.used_bytes = self.used_bytes();
         out.reserved_bytes = self.reserved;

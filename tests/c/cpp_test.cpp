@@ -60,6 +60,10 @@ int main() {
 
         CHECK(ints == jitarena_cxx::Allocator<long>(ints));  // rebinding keeps arena and kind
         CHECK(jitarena_cxx::Allocator<long>(ints).kind() == CMK_BasicBlock);
+        CHECK(jitarena_cxx::Allocator<long>(ints).slot() == CMK_BasicBlock);
+        CHECK(jitarena_cxx::Allocator<long>(arena, 0xFFFFFFFFu).slot() == JITARENA_MAX_KINDS);
+        jitarena_cxx::Allocator<long>(arena, 0xFFFFFFFFu).allocate(3);  // the invalid-kind bucket
+        CHECK(jitarena_kind_bytes(arena.get(), JITARENA_INVALID_KIND) == 3 * sizeof(long));
 
         jitarena_cxx::Arena moved(std::move(arena));
         CHECK(arena.get() == nullptr && moved.get() != nullptr);

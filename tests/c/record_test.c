@@ -25,6 +25,8 @@ int main(void) {
     cfg.phase_count = 3;
     a = jitarena_create(&cfg);
     CHECK(a != NULL);
+    /* The aggregate is off by default; on from here. */
+    CHECK(jitarena_aggregate_enable(1) == 0);
     for (m = 0; m < 25; m++) {
         char name[64];
         jitarena_method method;
@@ -62,6 +64,15 @@ int main(void) {
     CHECK(jitarena_log_close() == 0);
     CHECK(jitarena_log_close() == JITARENA_E_STATE);
     CHECK(jitarena_trace_close() == 0);
+    /* Off again: a method ended now is not folded in. */
+    CHECK(jitarena_aggregate_enable(0) == 1);
+    a = jitarena_create(&cfg);
+    CHECK(a != NULL);
+    CHECK(jitarena_alloc(a, 40, 0) != NULL);
+    CHECK(jitarena_method_done(a, NULL) == 0);
+    CHECK(jitarena_aggregate_methods() == 0);
+    CHECK(jitarena_aggregate_enable(0) == 0);
+    jitarena_destroy(a);
     CHECK(jitarena_log_open(NULL) == JITARENA_E_NULL);
     CHECK(jitarena_log_open("/nonexistent-dir/x.jas") == JITARENA_E_IO);
     CHECK(strstr(jitarena_last_error_message(), "/nonexistent-dir/x.jas") != NULL);

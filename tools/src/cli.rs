@@ -94,6 +94,10 @@ enum Command {
         /// Replay with the uncounted inline path (JITARENA_NO_COUNTERS).
         #[arg(long)]
         no_counters: bool,
+        /// Record bytes per (phase, kind) in each method's record, as an arena made with
+        /// `kinds_by_phase` on does (`stats` and `memdiff` then show them).
+        #[arg(long)]
+        kinds_by_phase: bool,
     },
 }
 
@@ -306,11 +310,13 @@ fn run(cli: Cli) -> Result<u8, Error> {
             page_size,
             limit,
             no_counters,
+            kinds_by_phase,
         } => {
             let options = ReplayOptions {
                 page_size,
                 limit_bytes: limit,
                 counters: !no_counters,
+                kinds_by_phase,
                 progress: true,
             };
             let s = harness::replay(&traces, output.as_deref(), &options)?;
@@ -610,6 +616,7 @@ fn demo(methods: u64, out: &Path, seed: u64) -> Result<u8, Error> {
                 Some(&log),
                 &ReplayOptions {
                     progress: true,
+                    kinds_by_phase: true,
                     ..ReplayOptions::default()
                 },
             )?;

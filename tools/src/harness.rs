@@ -49,6 +49,9 @@ pub struct ReplayOptions {
     pub limit_bytes: u64,
     /// Whether the inline path counts (false: the `JITARENA_NO_COUNTERS` driver).
     pub counters: bool,
+    /// Whether the arenas record bytes per (phase, kind) (`kinds_by_phase` in the config), so
+    /// that the log's records carry them.
+    pub kinds_by_phase: bool,
     /// Show progress on standard error when it is a terminal.
     pub progress: bool,
 }
@@ -59,6 +62,7 @@ impl Default for ReplayOptions {
             page_size: JITARENA_DEFAULT_PAGE_SIZE as usize,
             limit_bytes: 0,
             counters: true,
+            kinds_by_phase: false,
             progress: false,
         }
     }
@@ -205,6 +209,7 @@ impl Replayer {
                     Arc::clone(&method.schema),
                     self.options.page_size,
                     self.options.limit_bytes,
+                    self.options.kinds_by_phase,
                 )?,
             ));
         }

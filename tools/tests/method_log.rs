@@ -28,6 +28,7 @@ fn eight_threads_of_methods_into_one_log_lose_and_tear_nothing() {
     let err = jitarena::method::log_open(path.to_str().unwrap()).unwrap_err();
     assert!(err.message.contains("already open"), "{err}");
     jitarena::method::aggregate_reset();
+    jitarena::method::aggregate_enable(true);
     let handles: Vec<_> = (0..THREADS)
         .map(|t| {
             std::thread::spawn(move || {

@@ -1,6 +1,6 @@
 //! More than 256 kinds: a stats log (merged from many processes, or written by another tool)
 //! may name any number; readers count them all. A trace replays through the arena, which has
-//! 256 kind slots: a trace with more is refused, naming the file. Uniting many schemas costs
+//! 255 nameable kinds: a trace with more is refused, naming the file. Uniting many schemas costs
 //! work in proportion to their names.
 
 use std::sync::Arc;
@@ -108,13 +108,13 @@ fn a_trace_of_300_kinds_is_refused_naming_the_file() {
         Err(e) => e.message,
     };
     assert!(
-        err.contains("wide.jat") && err.contains("at most 256 kinds"),
+        err.contains("wide.jat") && err.contains("at most 255 kinds"),
         "{err}"
     );
     let out = jitarena(&["replay", path.to_str().unwrap()], b"");
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("at most 256 kinds"),
+        stderr(&out).contains("at most 255 kinds"),
         "{}",
         stderr(&out)
     );

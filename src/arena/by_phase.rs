@@ -1,0 +1,167 @@
+//! Bytes per (phase, kind), and the sums of kind slots that totals and phases are taken from.
+//! Both run out of line (at phase switches, reads and the end of a method), so that the
+//! allocation path adds to a kind's two counters and nothing else.
+
+use super::raw::SLOTS;
+
+/// The wrapping sum of counters (the counters themselves wrap, as the C path's do). With AVX2
+/// (detected at run time) four at a time: a phase switch sums all 256 kind slots.
+#[inline]
+pub(crate) fn wrapping_sum(values: &[u64]) -> u64 {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of
+        // `wrapping_sum_avx2`.
+        return unsafe { wrapping_sum_avx2(values) };
+    }
+    wrapping_sum_plain(values)
+}
+
+/// [`wrapping_sum_plain`] compiled for AVX2.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[target_feature(enable = "avx2")]
+unsafe fn wrapping_sum_avx2(values: &[u64]) -> u64 {
+    wrapping_sum_plain(values)
+}
+
+/// A fold that the compiler vectorizes.
+#[inline(always)]
+fn wrapping_sum_plain(values: &[u64]) -> u64 {
+    values.iter().fold(0u64, |sum, &v| sum.wrapping_add(v))
+}
+
+/// Whether any counter is non-zero; with AVX2 (detected at run time) four at a time.
+#[inline]
+pub(crate) fn any_nonzero(values: &[u64]) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of
+        // `any_nonzero_avx2`.
+        return unsafe { any_nonzero_avx2(values) };
+    }
+    any_nonzero_plain(values)
+}
+
+/// [`any_nonzero_plain`] compiled for AVX2.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[target_feature(enable = "avx2")]
+unsafe fn any_nonzero_avx2(values: &[u64]) -> bool {
+    any_nonzero_plain(values)
+}
+
+/// An OR of every value (no early exit, so that it vectorizes).
+#[inline(always)]
+fn any_nonzero_plain(values: &[u64]) -> bool {
+    values.iter().fold(0u64, |acc, &v| acc | v) != 0
+}
+
+/// Bytes per (phase, kind), taken at phase switches from the kind slots' growth since the last
+/// switch. Kinds are the configured ones plus the invalid bucket (every other slot, found as
+/// the total less the named slots); phases the configured ones plus "no phase".
+pub(crate) struct KindsByPhase {
+    /// Kinds plus the invalid bucket: the row length of `bytes`.
+    kinds: usize,
+    /// Each bucket's bytes (named kind slots, then the invalid bucket) at the last switch.
+    last: Vec<u64>,
+    /// Closed intervals' bytes, `bytes[phase * kinds + kind]`.
+    bytes: Vec<u64>,
+    /// Whether each phase's row has any bytes (so that reading skips the others).
+    touched: Vec<bool>,
+}
+
+impl KindsByPhase {
+    /// Zeroed, for `kinds` named kinds and `phases` named phases.
+    pub(crate) fn new(kinds: usize, phases: usize) -> KindsByPhase {
+        KindsByPhase {
+            kinds: kinds + 1,
+            last: vec![0; kinds + 1],
+            bytes: vec![0; (kinds + 1) * (phases + 1)],
+            touched: vec![false; phases + 1],
+        }
+    }
+
+    /// Zeroes everything (the arena's counters were zeroed).
+    pub(crate) fn clear(&mut self) {
+        self.last.fill(0);
+        for (row, touched) in self
+            .bytes
+            .chunks_exact_mut(self.kinds)
+            .zip(&mut self.touched)
+        {
+            if std::mem::take(touched) {
+                row.fill(0);
+            }
+        }
+    }
+
+    /// The growth of bucket `kind` since the last switch; `total` is the sum of all slots.
+    pub(crate) fn growth(&self, slots: &[u64; SLOTS], total: u64, kind: usize) -> u64 {
+        let named = self.kinds - 1;
+        let now = if kind < named {
+            slots[kind]
+        } else {
+            total.wrapping_sub(wrapping_sum(&slots[..named]))
+        };
+        now.wrapping_sub(self.last[kind])
+    }
+
+    /// Closes the open interval of `phase`: each bucket's growth goes to that phase's row.
+    pub(crate) fn close(&mut self, phase: usize, slots: &[u64; SLOTS], total: u64) {
+        let named = self.kinds - 1;
+        let row = &mut self.bytes[phase * self.kinds..(phase + 1) * self.kinds];
+        let (mut named_sum, mut grew) = (0u64, 0u64);
+        for ((sum, last), &now) in row
+            .iter_mut()
+            .zip(self.last.iter_mut())
+            .zip(&slots[..named])
+        {
+            let delta = now.wrapping_sub(*last);
+            *sum = sum.wrapping_add(delta);
+            *last = now;
+            named_sum = named_sum.wrapping_add(now);
+            grew |= delta;
+        }
+        let invalid = total.wrapping_sub(named_sum);
+        let delta = invalid.wrapping_sub(self.last[named]);
+        row[named] = row[named].wrapping_add(delta);
+        self.last[named] = invalid;
+        self.touched[phase] |= (grew | delta) != 0;
+    }
+
+    /// Bytes of closed intervals of (phase, kind).
+    pub(crate) fn closed(&self, phase: usize, kind: usize) -> u64 {
+        self.bytes[phase * self.kinds + kind]
+    }
+
+    /// The non-zero `(phase, kind, bytes)` in (phase, kind) order into `out`, the open interval
+    /// of phase `current` included.
+    pub(crate) fn nonzero(
+        &self,
+        current: usize,
+        slots: &[u64; SLOTS],
+        total: u64,
+        out: &mut Vec<(u32, u32, u64)>,
+    ) {
+        let named = self.kinds - 1;
+        for (phase, row) in self.bytes.chunks_exact(self.kinds).enumerate() {
+            if phase == current {
+                let invalid = total.wrapping_sub(wrapping_sum(&slots[..named]));
+                let now = slots[..named].iter().chain(std::iter::once(&invalid));
+                for (kind, ((&closed, &last), &now)) in
+                    row.iter().zip(&self.last).zip(now).enumerate()
+                {
+                    let b = closed.wrapping_add(now.wrapping_sub(last));
+                    if b != 0 {
+                        out.push((phase as u32, kind as u32, b));
+                    }
+                }
+            } else if self.touched[phase] {
+                for (kind, &b) in row.iter().enumerate() {
+                    if b != 0 {
+                        out.push((phase as u32, kind as u32, b));
+                    }
+                }
+            }
+        }
+    }
+}
