@@ -33,13 +33,16 @@ int main(int argc, char** argv) {
     cfg.kind_count = 2;
     cfg.phase_names = PHASES;
     cfg.phase_count = 2;
+    cfg.kinds_by_phase = 1;
+    (void)jitarena_aggregate_enable(1);
     a = jitarena_create(&cfg);
     if (a == NULL) {
         fprintf(stderr, "create: %s\n", jitarena_last_error_message());
         return 1;
     }
     jitarena_set_phase(a, 0);
-    if (jitarena_alloc(a, 24, 0) == NULL || jitarena_alloc_slow(a, 100000, 1) == NULL) {
+    if (jitarena_alloc(a, 24, 0) == NULL || jitarena_alloc_slow(a, 100000, 1) == NULL ||
+        jitarena_alloc_slot(a, 8, jitarena_kind_slot_of(1)) == NULL) {
         fprintf(stderr, "alloc: %s\n", jitarena_strerror(jitarena_failure(a)));
         return 1;
     }
@@ -55,7 +58,7 @@ int main(int argc, char** argv) {
     sum += jitarena_total_bytes(a) + jitarena_total_count(a) + jitarena_used_bytes(a);
     sum += jitarena_reserved_bytes(a) + jitarena_page_count(a) + jitarena_largest_alloc(a);
     sum += (uint64_t)jitarena_limit_hit(a) + jitarena_kind_count_configured(a);
-    sum += jitarena_phase_count_configured(a);
+    sum += jitarena_phase_count_configured(a) + jitarena_phase_kind_bytes(a, 0, 1);
     method.struct_size = sizeof method;
     method.name = "Program::Main()";
     method.context = 1;
