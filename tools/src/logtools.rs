@@ -108,7 +108,7 @@ pub fn merge(
     progress: &Progress,
 ) -> Result<(u64, Vec<String>), Error> {
     check_not_input(out, paths)?;
-    let union = union_shown(paths, progress)?;
+    let mut union = union_shown(paths, progress)?;
     let schema = Arc::new(union.schema()?);
     let file = OutputFile::create(out)?;
     let io = |e: std::io::Error| io_error(out, "write", &e);
@@ -116,6 +116,9 @@ pub fn merge(
     let mut counts = MethodCounts::default();
     let mut n = 0;
     let warnings = each_record(paths, progress, "records (pass 2/2), ", |r| {
+        // Known by content since pass 1; adding it again remembers this file's copy by
+        // address, so that remapping does not hash its names for every record.
+        union.add(&r.schema);
         union.remap(&r.schema, &r.counts, &mut counts);
         union.seal(&mut counts);
         n += 1;
@@ -175,7 +178,7 @@ pub fn dump(
         }
         return Ok(warnings);
     }
-    let union = union_of(paths)?;
+    let mut union = union_of(paths)?;
     let schema = union.schema()?;
     let mut counts = MethodCounts::default();
     let invalid = schema.kinds.len() as u32;
@@ -210,7 +213,10 @@ pub fn dump(
         header.extend(schema.phases.iter().map(|p| format!("phase:{p}")));
         csv.write_record(&header).map_err(csv_err)?;
         let warnings = for_each_record(paths, |r| {
-            union.remap(&r.schema, &r.counts, &mut counts);
+            // Known by content since pass 1; adding it again remembers this file's copy by
+        // address, so that remapping does not hash its names for every record.
+        union.add(&r.schema);
+        union.remap(&r.schema, &r.counts, &mut counts);
             union.seal(&mut counts);
             let c = &counts;
             let mut kinds = vec![0u64; schema.kinds.len() + 1];
@@ -240,6 +246,9 @@ pub fn dump(
         return Ok(warnings);
     }
     for_each_record(paths, |r| {
+        // Known by content since pass 1; adding it again remembers this file's copy by
+        // address, so that remapping does not hash its names for every record.
+        union.add(&r.schema);
         union.remap(&r.schema, &r.counts, &mut counts);
         union.seal(&mut counts);
         let c = &counts;
