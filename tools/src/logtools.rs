@@ -214,9 +214,9 @@ pub fn dump(
         csv.write_record(&header).map_err(csv_err)?;
         let warnings = for_each_record(paths, |r| {
             // Known by content since pass 1; adding it again remembers this file's copy by
-        // address, so that remapping does not hash its names for every record.
-        union.add(&r.schema);
-        union.remap(&r.schema, &r.counts, &mut counts);
+            // address, so that remapping does not hash its names for every record.
+            union.add(&r.schema);
+            union.remap(&r.schema, &r.counts, &mut counts);
             union.seal(&mut counts);
             let c = &counts;
             let mut kinds = vec![0u64; schema.kinds.len() + 1];
