@@ -11,11 +11,13 @@
 //!    base method's group (the groups are the base's).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 
 use super::side::{relay, Keys, Side};
 use super::tally::{finish, method_delta, strip_ignored, FastMap, Tally, TopLists};
 use super::{keep_largest, tier_group, DiffOptions, MemDiff};
+use crate::progress::Progress;
 use crate::report::stats::expand_inputs;
 use jitarena::counters::Schema;
 use jitarena::error::Error;
@@ -133,6 +135,58 @@ fn changed(side: &str) -> Error {
     )
 }
 
+/// Reads both sides at once, each on a thread of its own. The first side to fail stops the
+/// other, and its error is returned at once: the other side's thread is not waited for, so
+/// that an input that never ends (a pipe whose writer stays open) cannot hold the error back;
+/// that thread stops at its next check (see [`Side::read`]) or with the process.
+fn read_both(
+    base_files: &[PathBuf],
+    diff_files: &[PathBuf],
+    ignore: &[String],
+    progress: &Progress,
+) -> Result<(Side, Side), Error> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (send, receive) = mpsc::channel();
+    for (which, files) in [(0usize, base_files), (1, diff_files)] {
+        let (files, names, bar, flag, send) = (
+            files.to_vec(),
+            ignore.to_vec(),
+            progress.clone(),
+            Arc::clone(&stop),
+            send.clone(),
+        );
+        std::thread::Builder::new()
+            .name(["memdiff base side", "memdiff diff side"][which].into())
+            .spawn(move || {
+                let side = Side::read(&files, &names, &bar, &flag);
+                if side.is_err() {
+                    flag.store(true, Ordering::Relaxed);
+                }
+                // The receiver is gone only when the other side failed first.
+                let _ = send.send((which, side));
+            })
+            .map_err(|e| {
+                stop.store(true, Ordering::Relaxed);
+                internal(&format!("start of a reader thread ({e})"))
+            })?;
+    }
+    drop(send);
+    let mut sides = [None, None];
+    // One message from each thread: a side stopped by the other's failure (`None`) comes
+    // before or after that failure, which is returned.
+    for _ in 0..2 {
+        let (which, side) = receive
+            .recv()
+            .map_err(|_| internal("reader thread of a side"))?;
+        sides[which] = side.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
+    }
+    match sides {
+        [Some(base), Some(diff)] => Ok((base, diff)),
+        // A side stops only when the other failed, and that error was returned above.
+        _ => Err(internal("reading of both sides")),
+    }
+}
+
 /// Compares two sets of stats logs (files or directories of shards).
 pub fn diff_logs(
     base: &[PathBuf],
@@ -146,15 +200,7 @@ pub fn diff_logs(
 
     // 1. Both sides, one thread each.
     progress.set_stage("both sides");
-    let (base_side, diff_side) = std::thread::scope(|scope| {
-        let diff_side = scope.spawn(|| Side::read(&diff_files, ignore, progress));
-        let base_side = Side::read(&base_files, ignore, progress);
-        let diff_side = diff_side
-            .join()
-            .unwrap_or_else(|_| Err(internal("diff reader thread")));
-        (base_side, diff_side)
-    });
-    let (base_side, diff_side) = (base_side?, diff_side?);
+    let (base_side, diff_side) = read_both(&base_files, &diff_files, ignore, progress)?;
     let mut t = Tally {
         overflow: base_side.overflow,
         ..Tally::default()

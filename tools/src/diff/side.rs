@@ -6,6 +6,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::tally::Sums;
@@ -146,11 +147,14 @@ fn add(cell: &mut u64, v: u64) -> bool {
 
 impl Side {
     /// Reads every record of `files`, in order, leaving out the kinds named in `ignore`.
+    /// `None` when `stop` was set (the other side failed) before the last record: checked
+    /// before each file and every 4096 records.
     pub(crate) fn read(
         files: &[PathBuf],
         ignore: &[String],
         progress: &Progress,
-    ) -> Result<Side, Error> {
+        stop: &AtomicBool,
+    ) -> Result<Option<Side>, Error> {
         let mut side = Side::default();
         let mut cache = Cache::default();
         let mut record = MethodRecord {
@@ -159,6 +163,9 @@ impl Side {
             counts: MethodCounts::default(),
         };
         for path in files {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
             let mut reader = LogReader::open(path)?;
             let mut uncounted = 0;
             while reader.next_into(&mut record)? {
@@ -167,6 +174,9 @@ impl Side {
                 if uncounted == 4096 {
                     progress.add(uncounted);
                     uncounted = 0;
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(None);
+                    }
                 }
             }
             progress.add(uncounted);
@@ -175,7 +185,7 @@ impl Side {
             }
             side.warnings.extend(reader.warnings().iter().cloned());
         }
-        Ok(side)
+        Ok(Some(side))
     }
 
     /// Takes one record.

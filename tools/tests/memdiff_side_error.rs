@@ -1,0 +1,94 @@
+//! memdiff reads its two sides on threads of their own: when one side's log is corrupt, the
+//! run ends with exit code 2 and the corrupt file named, with no report, even while the other
+//! side is still being read from a pipe whose writer stays open (it must not be waited for).
+#![cfg(unix)]
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use jitarena::format::{header_for, put_frame, Content};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("memdiff_side_error");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// A version-2 log whose one method record is impossible (its checksum is right).
+fn corrupt_log(name: &str) -> PathBuf {
+    let path = tmp(name);
+    let mut bytes = header_for(Content::Log, 2).to_vec();
+    put_frame(&mut bytes, 3, &[0xff; 3]);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// A pipe holding a log header, with its writer kept open (returned): a reader of it waits
+/// for more.
+fn open_pipe(name: &str) -> (PathBuf, File) {
+    let path = tmp(name);
+    let _ = std::fs::remove_file(&path);
+    let made = Command::new("mkfifo").arg(&path).status().unwrap();
+    assert!(made.success(), "mkfifo failed");
+    // Read and write: the open does not wait for a reader (Linux), and the pipe never ends.
+    let mut writer = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    writer.write_all(&header_for(Content::Log, 2)).unwrap();
+    (path, writer)
+}
+
+/// Runs `jitarena memdiff base diff`; the exit code, stdout and stderr, or a panic if it has
+/// not ended within a minute.
+fn memdiff_within_a_minute(base: &PathBuf, diff: &PathBuf) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jitarena"))
+        .arg("memdiff")
+        .arg(base)
+        .arg(diff)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("memdiff still runs after a minute: it waits for the side that did not fail");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn a_corrupt_base_ends_the_run_while_the_diff_is_still_read() {
+    let base = corrupt_log("base_corrupt.jas");
+    let (diff, _writer) = open_pipe("diff_pipe.jas");
+    let (code, stdout, stderr) = memdiff_within_a_minute(&base, &diff);
+    assert_eq!(code, 2, "stderr: {stderr}");
+    assert!(stderr.contains(&base.display().to_string()), "{stderr}");
+    assert!(!stderr.contains("diff_pipe"), "{stderr}");
+    assert!(stdout.is_empty(), "a partial report: {stdout}");
+}
+
+#[test]
+fn a_corrupt_diff_ends_the_run_while_the_base_is_still_read() {
+    let (base, _writer) = open_pipe("base_pipe.jas");
+    let diff = corrupt_log("diff_corrupt.jas");
+    let (code, stdout, stderr) = memdiff_within_a_minute(&base, &diff);
+    assert_eq!(code, 2, "stderr: {stderr}");
+    assert!(stderr.contains(&diff.display().to_string()), "{stderr}");
+    assert!(!stderr.contains("base_pipe"), "{stderr}");
+    assert!(stdout.is_empty(), "a partial report: {stdout}");
+}
