@@ -455,3 +455,40 @@ fn impossible_version_2_records_are_corrupt_and_cost_no_memory() {
         );
     }
 }
+
+/// The sample with a frame of an unknown type after every frame: readers skip them, and the
+/// names and contexts of the records after them are still relative to the previous record.
+#[test]
+fn unknown_frames_and_undecoded_records_keep_names_and_contexts_right() {
+    let records = sample();
+    let (bytes, ends) = written(&records);
+    let mut with_unknown = bytes[..HEADER_LEN].to_vec();
+    let mut at = HEADER_LEN;
+    for (i, &end) in ends.iter().enumerate() {
+        with_unknown.extend_from_slice(&bytes[at..end]);
+        // Unknown types, one of them with a payload that looks like a record.
+        put_frame(&mut with_unknown, 9 + (i % 3) as u8, &bytes[at..end]);
+        at = end;
+    }
+    let path = tmp("unknown_frames.jas");
+    std::fs::write(&path, &with_unknown).unwrap();
+    let (back, warnings) = log::read_all(&path).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(back, records);
+    // As memdiff's second pass reads: every record moved to, one in three decoded.
+    let mut reader = LogReader::open(&path).unwrap();
+    let mut record = MethodRecord {
+        schema: Arc::new(Schema::default()),
+        info: MethodInfo::default(),
+        counts: MethodCounts::default(),
+    };
+    let mut n = 0;
+    while reader.next_raw().unwrap() {
+        if n % 3 == 2 {
+            reader.decode_current(&mut record).unwrap();
+            assert_eq!(record, records[n], "record {n}");
+        }
+        n += 1;
+    }
+    assert_eq!(n, records.len());
+}
