@@ -10,7 +10,7 @@
 //!    matched methods whose tier group differs from their base method's are moved to the
 //!    base method's group (the groups are the base's).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
@@ -21,6 +21,7 @@ use crate::progress::Progress;
 use crate::report::stats::expand_inputs;
 use jitarena::counters::Schema;
 use jitarena::error::Error;
+use jitarena::format::io_error;
 use jitarena::log::{LogReader, MethodCounts, MethodInfo, MethodRecord};
 
 /// Base methods by identity: the first occurrence in a table by context number (when the
@@ -187,6 +188,22 @@ fn read_both(
     }
 }
 
+/// Refuses an input that cannot be read twice (a pipe, a device): the first pass would take
+/// its records and the third would find it empty, or wait forever for a writer.
+fn check_rereadable(path: &Path) -> Result<(), Error> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, "read", &e))?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(Error::new(
+        jitarena::ErrorCode::Io,
+        format!(
+            "{}: not a regular file (a pipe?); memdiff reads each log twice, so write it to a file first",
+            path.display()
+        ),
+    ))
+}
+
 /// Compares two sets of stats logs (files or directories of shards).
 pub fn diff_logs(
     base: &[PathBuf],
@@ -194,6 +211,9 @@ pub fn diff_logs(
     options: &DiffOptions,
 ) -> Result<MemDiff, Error> {
     let (base_files, diff_files) = (expand_inputs(base)?, expand_inputs(diff)?);
+    for path in base_files.iter().chain(&diff_files) {
+        check_rereadable(path)?;
+    }
     let ignore = &options.ignore_kinds;
     let top_n = options.top;
     let progress = &options.progress;
@@ -387,3 +407,7 @@ pub fn diff_logs(
     });
     Ok(finish(t, options, lists, &top.all, warnings))
 }
+
+#[cfg(all(test, unix))]
+#[path = "read_both_tests.rs"]
+mod tests;
