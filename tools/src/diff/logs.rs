@@ -191,7 +191,7 @@ fn read_both(
 /// Refuses an input that cannot be read twice (a pipe, a device): the first pass would take
 /// its records and the third would find it empty, or wait forever for a writer.
 fn check_rereadable(path: &Path) -> Result<(), Error> {
-    let meta = std::fs::metadata(path).map_err(|e| io_error(path, "read", &e))?;
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, "open", &e))?;
     if meta.is_file() {
         return Ok(());
     }
