@@ -203,3 +203,88 @@ fn method_counts_carry_the_nonzero_phase_kind_bytes_sorted() {
     unsafe { &*off.as_c_ptr().cast::<RawArena>() }.fill_counts(&mut counts);
     assert!(counts.phase_kind_bytes.is_empty());
 }
+
+/// Kinds by phase read through the C entry points with bad arguments: a NULL or destroyed
+/// arena and out-of-range phases and kinds read 0 or the buckets, and an arena with no phases
+/// keeps everything in "no phase".
+#[test]
+fn phase_kind_bytes_with_bad_arguments_and_no_phases() {
+    let _serial = serial();
+    let kinds = [c"A".as_ptr(), c"B".as_ptr()];
+    let mut cfg = default_config();
+    cfg.kind_names = kinds.as_ptr();
+    cfg.kind_count = 2;
+    cfg.phase_count = 0;
+    cfg.kinds_by_phase = 1;
+    // SAFETY: a config from `default_config` with two NUL-terminated names.
+    let arena = unsafe { jitarena_create(&cfg) };
+    assert!(!arena.is_null(), "{}", last_error());
+    // SAFETY: live, from jitarena_create, used by this thread only; then destroyed, and the
+    // dangling pointer only given to readers, which refuse it from the registry.
+    unsafe {
+        assert_eq!(jitarena_phase_kind_bytes(ptr::null(), 0, 0), 0);
+        jitarena_set_phase(arena, 7); // past the phases: "no phase"
+        assert!(!jitarena_alloc_slow(arena, 24, 0).is_null());
+        assert!(!jitarena_alloc_slow(arena, 8, 1).is_null());
+        assert!(!jitarena_alloc_slow(arena, 40, 9).is_null()); // the invalid bucket
+        for phase in [0, 1, u32::MAX] {
+            assert_eq!(jitarena_phase_kind_bytes(arena, phase, 0), 24, "{phase}");
+            assert_eq!(jitarena_phase_kind_bytes(arena, phase, 1), 8, "{phase}");
+            assert_eq!(jitarena_phase_kind_bytes(arena, phase, u32::MAX), 40);
+            assert_eq!(jitarena_phase_kind_bytes(arena, phase, 2), 0);
+            assert_eq!(jitarena_phase_kind_bytes(arena, phase, 9), 0);
+        }
+        assert_eq!(jitarena_phase_bytes(arena, u32::MAX), 72);
+        jitarena_destroy(arena);
+        assert_eq!(jitarena_phase_kind_bytes(arena, 0, 0), 0);
+    }
+}
+
+/// The aggregate turned on and off from several threads while each ends methods: no crash,
+/// and it counts at least the methods ended while it was on and at most all of them.
+#[test]
+fn aggregate_toggled_between_methods_on_several_threads() {
+    let _serial = serial();
+    jitarena_aggregate_reset();
+    let on_count = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for t in 0..4u64 {
+            let on_count = &on_count;
+            scope.spawn(move || {
+                let arena = make_arena();
+                let method = jitarena_method {
+                    struct_size: size_of::<jitarena_method>(),
+                    name: ptr::null(),
+                    context: -1,
+                    tier: ptr::null(),
+                };
+                for i in 0..200u64 {
+                    // Only thread 0 turns it on (and off): the others see either.
+                    if t == 0 {
+                        jitarena_aggregate_enable(c_int::from(i % 2 == 0));
+                    }
+                    // SAFETY: live, from jitarena_create, used by this thread only.
+                    unsafe {
+                        assert!(!jitarena_alloc_slow(arena, 16, 1).is_null());
+                        assert_eq!(jitarena_method_done(arena, &method), 0, "{}", last_error());
+                        jitarena_reset(arena);
+                    }
+                    if t == 0 && i % 2 == 0 {
+                        on_count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                // SAFETY: as above; not used after.
+                unsafe { jitarena_destroy(arena) };
+            });
+        }
+    });
+    jitarena_aggregate_enable(0);
+    let methods = jitarena_aggregate_methods();
+    // Thread 0's methods ended while it was on are in; no more than all 800.
+    assert!(
+        methods >= on_count.into_inner() && methods <= 800,
+        "{methods}"
+    );
+    assert_eq!(jitarena_aggregate_total_bytes(), 16 * methods);
+    jitarena_aggregate_reset();
+}
