@@ -247,6 +247,8 @@ fn aggregate_toggled_between_methods_on_several_threads() {
     let _serial = serial();
     jitarena_aggregate_reset();
     let on_count = std::sync::atomic::AtomicU64::new(0);
+    // Fewer under miri, which runs this too (module capi::).
+    let rounds: u64 = if cfg!(miri) { 6 } else { 200 };
     std::thread::scope(|scope| {
         for t in 0..4u64 {
             let on_count = &on_count;
@@ -258,7 +260,7 @@ fn aggregate_toggled_between_methods_on_several_threads() {
                     context: -1,
                     tier: ptr::null(),
                 };
-                for i in 0..200u64 {
+                for i in 0..rounds {
                     // Only thread 0 turns it on (and off): the others see either.
                     if t == 0 {
                         jitarena_aggregate_enable(c_int::from(i % 2 == 0));
