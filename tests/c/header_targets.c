@@ -7,16 +7,27 @@
 
 #define LAYOUT_CHECK(name, cond) typedef char layout_check_##name[(cond) ? 1 : -1]
 
-LAYOUT_CHECK(head_first_counter, offsetof(jitarena_head, total_bytes) == 0);
-LAYOUT_CHECK(head_cursor, offsetof(jitarena_head, cursor) == 8);
-LAYOUT_CHECK(head_limit, offsetof(jitarena_head, limit) == 8 + sizeof(void*));
+LAYOUT_CHECK(head_cursor, offsetof(jitarena_head, cursor) == 0);
+LAYOUT_CHECK(head_limit, offsetof(jitarena_head, limit) == sizeof(void*));
 LAYOUT_CHECK(head_kind_bytes_aligned, offsetof(jitarena_head, kind_bytes) % 4 == 0);
+LAYOUT_CHECK(head_kind_counts, offsetof(jitarena_head, kind_count) ==
+                                   offsetof(jitarena_head, kind_bytes) + 8 * JITARENA_KIND_SLOTS);
+LAYOUT_CHECK(every_slot_indexes, JITARENA_KIND_SLOTS == 256u);
+/* kinds_by_phase lies past the end of every ABI-1 config (which ended with `host`, its size
+ * rounded up to 8 at most), so an old struct_size never reaches it. */
+LAYOUT_CHECK(kinds_by_phase_past_old_configs,
+             offsetof(jitarena_config, kinds_by_phase) >=
+                 ((offsetof(jitarena_config, host) + sizeof(void*) + 7u) & ~(size_t)7u));
 LAYOUT_CHECK(event_size, sizeof(jitarena_event) == 16);
 LAYOUT_CHECK(config_starts_with_size, offsetof(jitarena_config, struct_size) == 0);
 LAYOUT_CHECK(method_starts_with_size, offsetof(jitarena_method, struct_size) == 0);
 
-/* The inline fast path, instantiated. */
+/* The inline fast paths, instantiated. */
 void* header_targets_alloc(jitarena* arena, size_t size, uint32_t kind);
 void* header_targets_alloc(jitarena* arena, size_t size, uint32_t kind) {
     return jitarena_alloc(arena, size, kind);
+}
+void* header_targets_alloc_slot(jitarena* arena, size_t size, uint32_t kind);
+void* header_targets_alloc_slot(jitarena* arena, size_t size, uint32_t kind) {
+    return jitarena_alloc_slot(arena, size, jitarena_kind_slot_of(kind));
 }
