@@ -116,11 +116,7 @@ pub fn merge(
     let mut counts = MethodCounts::default();
     let mut n = 0;
     let warnings = each_record(paths, progress, "records (pass 2/2), ", |r| {
-        // Known by content since pass 1; adding it again remembers this file's copy by
-        // address, so that remapping does not hash its names for every record.
-        union.add(&r.schema);
-        union.remap(&r.schema, &r.counts, &mut counts);
-        union.seal(&mut counts);
+        union.remap_sealed(&r.schema, &r.counts, &mut counts);
         n += 1;
         let i = &r.info;
         writer
@@ -213,11 +209,7 @@ pub fn dump(
         header.extend(schema.phases.iter().map(|p| format!("phase:{p}")));
         csv.write_record(&header).map_err(csv_err)?;
         let warnings = for_each_record(paths, |r| {
-            // Known by content since pass 1; adding it again remembers this file's copy by
-            // address, so that remapping does not hash its names for every record.
-            union.add(&r.schema);
-            union.remap(&r.schema, &r.counts, &mut counts);
-            union.seal(&mut counts);
+            union.remap_sealed(&r.schema, &r.counts, &mut counts);
             let c = &counts;
             let mut kinds = vec![0u64; schema.kinds.len() + 1];
             c.kinds.iter().for_each(|&(s, b, _)| kinds[s as usize] += b);
@@ -246,11 +238,7 @@ pub fn dump(
         return Ok(warnings);
     }
     for_each_record(paths, |r| {
-        // Known by content since pass 1; adding it again remembers this file's copy by
-        // address, so that remapping does not hash its names for every record.
-        union.add(&r.schema);
-        union.remap(&r.schema, &r.counts, &mut counts);
-        union.seal(&mut counts);
+        union.remap_sealed(&r.schema, &r.counts, &mut counts);
         let c = &counts;
         let (name, tier) = (
             r.info.name.as_deref().unwrap_or(""),

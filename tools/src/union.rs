@@ -216,6 +216,21 @@ impl SchemaUnion {
 }
 
 impl SchemaUnion {
+    /// For a pass that writes against the finished union ([`SchemaUnion::remap`], then
+    /// [`SchemaUnion::seal`]): `counts` re-laid against the union's schema, into `out`.
+    /// `schema`, known by its names since the union was built, is also remembered by address,
+    /// so that the later records of its file are not matched by hashing every name again.
+    pub fn remap_sealed(
+        &mut self,
+        schema: &Arc<Schema>,
+        counts: &MethodCounts,
+        out: &mut MethodCounts,
+    ) {
+        self.add(schema);
+        self.remap(schema, counts, out);
+        self.seal(out);
+    }
+
     /// Replaces the [`INVALID`] buckets of remapped counts with the slots of the finished
     /// union's schema (its kind and phase counts), for writing against that schema.
     pub fn seal(&self, counts: &mut MethodCounts) {
