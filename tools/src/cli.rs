@@ -258,10 +258,47 @@ fn warn_all(warnings: &[String]) {
     }
 }
 
+/// Writes `text` to standard output. A reader that has gone (`jitarena stats log | head`) ends
+/// the output quietly: what it did not read is not an error, and the exit code stays what the
+/// command decided (memdiff's verdict included).
 fn write_out(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .map_err(|e| jitarena::format::io_error(Path::new("<standard output>"), "write", &e))
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(jitarena::format::io_error(
+            Path::new("<standard output>"),
+            "write",
+            &e,
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Standard output for a stream of rows, remembering whether its reader has gone, so that
+/// `dump` stops reading its inputs then and ends quietly.
+struct RowsOut<W: Write> {
+    inner: W,
+    reader_gone: bool,
+}
+
+impl<W: Write> Write for RowsOut<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.note(r)
+    }
+}
+
+impl<W: Write> RowsOut<W> {
+    fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            self.reader_gone |= e.kind() == std::io::ErrorKind::BrokenPipe;
+        }
+        r
+    }
 }
 
 fn run(cli: Cli) -> Result<u8, Error> {
@@ -338,11 +375,19 @@ fn dump(files: &[PathBuf], fmt: DumpFormat, output: Option<&Path>) -> Result<Vec
     let Some(path) = output else {
         let name = Path::new("<standard output>");
         let files = stats::expand_inputs(files)?;
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        let warnings = logtools::dump(&files, fmt, &mut out, name)?;
-        out.flush()
-            .map_err(|e| jitarena::format::io_error(name, "write", &e))?;
-        return Ok(warnings);
+        let mut out = RowsOut {
+            inner: std::io::BufWriter::new(std::io::stdout().lock()),
+            reader_gone: false,
+        };
+        let done = logtools::dump(&files, fmt, &mut out, name).and_then(|warnings| {
+            out.flush()
+                .map_err(|e| jitarena::format::io_error(name, "write", &e))?;
+            Ok(warnings)
+        });
+        return match done {
+            Err(_) if out.reader_gone => Ok(Vec::new()),
+            done => done,
+        };
     };
     check_not_input(path, files)?;
     let files = stats::expand_inputs(files)?;

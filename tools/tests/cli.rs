@@ -318,3 +318,51 @@ fn a_truncated_log_is_read_with_a_warning() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("19 methods"));
 }
+
+/// Runs `args` with standard output closed by its reader after `keep` bytes (none: before the
+/// command writes), as `jitarena ... | head -c keep` would; returns the exit code and standard
+/// error.
+fn with_reader_gone(args: &[&str], keep: usize) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jitarena"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run jitarena");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = vec![0u8; keep];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn a_reader_that_stops_reading_ends_the_output_quietly() {
+    let (base, diff) = (tmp("gone-base.jas"), tmp("gone-diff.jas"));
+    ok(&["gen", "--seed", "3", "--methods", "300", "--log", s(&base)]);
+    let scaled = [
+        "gen",
+        "--seed",
+        "3",
+        "--methods",
+        "300",
+        "--scale",
+        "LSRA=40",
+    ];
+    ok(&[&scaled[..], &["--log", s(&diff)]].concat());
+    // dump's rows (hundreds of KB) outgrow the pipe: it meets the closed pipe mid-stream.
+    for fmt in ["csv", "jsonl"] {
+        let (code, err) = with_reader_gone(&["dump", "--format", fmt, s(&base)], 100);
+        assert_eq!((code, err.as_str()), (Some(0), ""), "dump --format {fmt}");
+    }
+    let (code, err) = with_reader_gone(&["stats", s(&base)], 0);
+    assert_eq!((code, err.as_str()), (Some(0), ""), "stats");
+    // memdiff still gives its verdict: the same code as with its output read.
+    let verdict = jitarena(&["memdiff", s(&base), s(&diff)]).status.code();
+    assert_eq!(verdict, Some(1), "the scaled kind is a regression");
+    let (code, err) = with_reader_gone(&["memdiff", s(&base), s(&diff)], 0);
+    assert_eq!(code, verdict, "{err}");
+    assert!(!err.contains("error"), "{err}");
+}
