@@ -19,7 +19,7 @@ pub(crate) struct Tally {
     pub base_bytes: Vec<u64>,
     /// Per base method: the matched diff method's bytes.
     pub diff_bytes: Vec<u64>,
-    /// Per base method: its tier group (see [`tier_group`]).
+    /// Per base method: its tier group (see [`tier_group`](super::tier_group)).
     pub group: Vec<u8>,
     /// Per base method: whether a diff method matched it.
     pub matched: Vec<bool>,
