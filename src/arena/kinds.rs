@@ -8,9 +8,11 @@
 //! added to the low halves since the last drain are at most the sum of the windows opened since
 //! then: [`KindTotals::window_opened`] keeps that sum and drains every slot before it could
 //! reach 2^32, so a low half never carries into its count, whatever the page size. Readers add
-//! the packed halves to the totals; they never need to drain.
+//! the packed halves to the totals; they never need to drain. The low halves of *all* slots
+//! together stay below 2^32 too, so the wrapping sum of any range of packed counters holds the
+//! range's bytes in its low half and its count in its high half: one pass reads both.
 
-use std::ops::Range;
+use std::ops::{Range, RangeTo};
 
 use super::by_phase::wrapping_sum;
 use super::raw::SLOTS;
@@ -37,20 +39,27 @@ pub(crate) struct KindTotals {
     undrained: u64,
     /// Drain before `undrained` would pass this ([`DRAIN_AT`]; smaller in tests).
     drain_at: u64,
+    /// The configured kinds: slots from here on are the invalid bucket's.
+    named: usize,
+    /// Whether `bytes` or `count` may be non-zero in a slot from `named` to 254 (so that a
+    /// reset checks only the packed counters of those slots otherwise).
+    unnamed_totals: bool,
     /// Drains so far (tests check that they exercised the drain).
     #[cfg(test)]
     pub(crate) drains: u64,
 }
 
 impl KindTotals {
-    /// All zero.
-    pub(crate) fn new() -> KindTotals {
+    /// All zero, for `named` configured kinds.
+    pub(crate) fn new(named: usize) -> KindTotals {
         KindTotals {
             bytes: [0; SLOTS],
             count: [0; SLOTS],
             bytes_sum: 0,
             undrained: 0,
             drain_at: DRAIN_AT,
+            named,
+            unnamed_totals: false,
             #[cfg(test)]
             drains: 0,
         }
@@ -68,6 +77,7 @@ impl KindTotals {
         self.bytes[slot] = self.bytes[slot].wrapping_add(size);
         self.count[slot] = self.count[slot].wrapping_add(1);
         self.bytes_sum = self.bytes_sum.wrapping_add(size);
+        self.unnamed_totals |= slot >= self.named;
     }
 
     /// The slow path is about to let the inline path hand out up to `window` more bytes:
@@ -92,6 +102,7 @@ impl KindTotals {
             self.bytes_sum = self.bytes_sum.wrapping_add(v & LOW);
         }
         self.undrained = 0;
+        self.unnamed_totals = true;
         #[cfg(test)]
         {
             self.drains += 1;
@@ -112,33 +123,33 @@ impl KindTotals {
 
     /// Bytes of the slots in `range`.
     pub(crate) fn sum_bytes(&self, packed: &[u64; SLOTS], range: Range<usize>) -> u64 {
-        wrapping_sum(&self.bytes[range.clone()]).wrapping_add(low_sum(&packed[range]))
+        wrapping_sum(&self.bytes[range.clone()]).wrapping_add(wrapping_sum(&packed[range]) & LOW)
     }
 
     /// Allocations of the slots in `range`.
     pub(crate) fn sum_counts(&self, packed: &[u64; SLOTS], range: Range<usize>) -> u64 {
-        wrapping_sum(&self.count[range.clone()]).wrapping_add(high_sum(&packed[range]))
+        wrapping_sum(&self.count[range.clone()]).wrapping_add(wrapping_sum(&packed[range]) >> 32)
     }
 
     /// Bytes of every slot: one pass over the packed counters.
     #[inline]
     pub(crate) fn total_bytes(&self, packed: &[u64; SLOTS]) -> u64 {
-        self.bytes_sum.wrapping_add(low_sum(packed))
+        self.bytes_sum.wrapping_add(wrapping_sum(packed) & LOW)
     }
 
-    /// Bytes per slot, totals and packed halves added (for the bytes per (phase, kind)).
-    pub(crate) fn bytes_now(&self, packed: &[u64; SLOTS]) -> [u64; SLOTS] {
-        let mut out = self.bytes;
-        for (o, &p) in out.iter_mut().zip(packed) {
-            *o = o.wrapping_add(p & LOW);
+    /// The slots' bytes, read with `packed` (for the bytes per (phase, kind)).
+    pub(crate) fn slots<'a>(&'a self, packed: &'a [u64; SLOTS]) -> Slots<'a> {
+        Slots {
+            bytes: &self.bytes,
+            packed,
         }
-        out
     }
 
-    /// Whether any slot in `range` counted an allocation.
-    pub(crate) fn any_used(&self, packed: &[u64; SLOTS], range: Range<usize>) -> bool {
-        super::by_phase::any_nonzero(&self.count[range.clone()])
-            || super::by_phase::any_nonzero(&packed[range])
+    /// Whether any unnamed slot below 255 (`named..SLOTS - 1`, which only a caller's invalid
+    /// kind reaches) counted an allocation: the slow path notes its own, and an inline one
+    /// leaves its slot's packed counter non-zero until a drain (which the flag notes too).
+    pub(crate) fn unnamed_used(&self, packed: &[u64; SLOTS]) -> bool {
+        self.unnamed_totals || super::by_phase::any_nonzero(&packed[self.named..SLOTS - 1])
     }
 
     /// Zeroes the slots in `range`, packed counters included.
@@ -152,35 +163,36 @@ impl KindTotals {
     pub(crate) fn cleared(&mut self) {
         self.bytes_sum = 0;
         self.undrained = 0;
+        self.unnamed_totals = false;
     }
 }
 
-/// The wrapping sum of the low halves (bytes) of packed counters; with AVX2 (detected at run
-/// time) four at a time.
-#[inline]
-fn low_sum(values: &[u64]) -> u64 {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement.
-        return unsafe { low_sum_avx2(values) };
+/// One kind slot range's totals and packed counters, read together.
+#[derive(Clone, Copy)]
+pub(crate) struct Slots<'a> {
+    bytes: &'a [u64; SLOTS],
+    packed: &'a [u64; SLOTS],
+}
+
+impl Slots<'_> {
+    /// Bytes of one slot.
+    #[inline]
+    pub(crate) fn bytes(&self, slot: usize) -> u64 {
+        self.bytes[slot].wrapping_add(self.packed[slot] & LOW)
     }
-    low_sum_plain(values)
-}
 
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-#[target_feature(enable = "avx2")]
-unsafe fn low_sum_avx2(values: &[u64]) -> u64 {
-    low_sum_plain(values)
-}
+    /// Bytes of slots `0..n`, in order.
+    pub(crate) fn iter_bytes(&self, n: usize) -> impl Iterator<Item = u64> + '_ {
+        self.bytes[..n]
+            .iter()
+            .zip(&self.packed[..n])
+            .map(|(&b, &p)| b.wrapping_add(p & LOW))
+    }
 
-#[inline(always)]
-fn low_sum_plain(values: &[u64]) -> u64 {
-    values.iter().fold(0u64, |s, &v| s.wrapping_add(v & LOW))
-}
-
-/// The sum of the high halves (counts) of packed counters.
-fn high_sum(values: &[u64]) -> u64 {
-    values.iter().fold(0u64, |s, &v| s.wrapping_add(v >> 32))
+    /// Bytes of the slots in `range`.
+    pub(crate) fn sum_bytes(&self, range: RangeTo<usize>) -> u64 {
+        wrapping_sum(&self.bytes[range]).wrapping_add(wrapping_sum(&self.packed[range]) & LOW)
+    }
 }
 
 #[cfg(test)]
@@ -189,7 +201,7 @@ mod tests {
 
     #[test]
     fn windows_past_the_bound_drain_every_slot_first() {
-        let mut t = KindTotals::new();
+        let mut t = KindTotals::new(4);
         let mut packed = [0u64; SLOTS];
         let window = 1usize << 28; // a quarter of the largest page
         t.window_opened(&mut packed, window);

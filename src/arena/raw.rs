@@ -127,7 +127,7 @@ impl RawArena {
                 limit: 0,
                 kind_packed: [0; SLOTS],
             },
-            kinds: KindTotals::new(),
+            kinds: KindTotals::new(setup.schema.kinds.len()),
             schema: setup.schema,
             page_size: setup.page_size,
             large_threshold: setup.page_size / 4,
@@ -328,12 +328,11 @@ impl RawArena {
             }
         }
         // Zero only the slots in use: the configured kinds and the slot for kinds >= 255, and
-        // the unnamed slots between them only when a caller's invalid kind used one (every
-        // request adds 1 to its slot's count, so a used slot has a non-zero count).
+        // the unnamed slots between them only when a caller's invalid kind used one.
         let kinds = self.schema.kinds.len();
         let overflow = SLOTS - 1;
         let packed = &mut self.head.kind_packed;
-        if self.kinds.any_used(packed, kinds..overflow) {
+        if self.kinds.unnamed_used(packed) {
             self.kinds.clear_slots(packed, kinds..overflow);
         }
         self.kinds.clear_slots(packed, 0..kinds);
@@ -361,11 +360,7 @@ impl RawArena {
             self.phase_bytes[self.phase].wrapping_add(total.wrapping_sub(self.phase_start_total));
         self.phase_start_total = total;
         if let Some(by_phase) = &mut self.by_phase {
-            by_phase.close(
-                self.phase,
-                &self.kinds.bytes_now(&self.head.kind_packed),
-                total,
-            );
+            by_phase.close(self.phase, self.kinds.slots(&self.head.kind_packed), total);
         }
         self.phase = (phase as usize).min(self.schema.phases.len());
         if let Some(events) = &mut self.trace {
@@ -467,8 +462,8 @@ impl RawArena {
         let p = (phase as usize).min(self.schema.phases.len());
         let closed = by_phase.closed(p, k);
         if p == self.phase {
-            let now = self.kinds.bytes_now(&self.head.kind_packed);
-            let open = by_phase.growth(&now, self.total_bytes(), k);
+            let slots = self.kinds.slots(&self.head.kind_packed);
+            let open = by_phase.growth(slots, self.total_bytes(), k);
             closed.wrapping_add(open)
         } else {
             closed
@@ -574,7 +569,7 @@ impl RawArena {
         if let Some(by_phase) = &self.by_phase {
             by_phase.nonzero(
                 self.phase,
-                &self.kinds.bytes_now(&self.head.kind_packed),
+                self.kinds.slots(&self.head.kind_packed),
                 total,
                 &mut out.phase_kind_bytes,
             );
