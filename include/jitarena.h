@@ -263,8 +263,16 @@ static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_k
     }
     head->cursor = cursor + rounded;
 #ifndef JITARENA_NO_COUNTERS
-    /* size <= the window (a quarter page) here: it stays in the low half. */
-    head->kind_packed[slot] += JITARENA_PACKED_ONE + size;
+    {
+        /* size <= the window (a quarter page) here: it stays in the low half. */
+        uint64_t add = JITARENA_PACKED_ONE + size;
+#if defined(__clang__)
+        /* Keeps clang from splitting the addition into load, add, add, store (it reassociates
+         * the two terms with the counter): one add to memory, as gcc emits. */
+        __asm__("" : "+r"(add));
+#endif
+        head->kind_packed[slot] += add;
+    }
 #endif
     /* True: cursor < limit here, and a window lies within a page (no page: both 0). */
     JITARENA_ASSUME(cursor != 0);

@@ -1,6 +1,6 @@
 //! Bytes per (phase, kind), and the sums of kind slots that totals and phases are taken from.
 //! Both run out of line (at phase switches, reads and the end of a method), so that the
-//! allocation path adds to a kind's two counters and nothing else.
+//! allocation path adds to a kind's packed counter and nothing else.
 
 use super::kinds::Slots;
 
