@@ -42,7 +42,8 @@ pub(crate) struct KindTotals {
     /// The configured kinds: slots from here on are the invalid bucket's.
     named: usize,
     /// Whether `bytes` or `count` may be non-zero in a slot from `named` to 254 (so that a
-    /// reset checks only the packed counters of those slots otherwise).
+    /// reset and the invalid bucket's readers look only at the packed counters there
+    /// otherwise).
     unnamed_totals: bool,
     /// Drains so far (tests check that they exercised the drain).
     #[cfg(test)]
@@ -77,7 +78,7 @@ impl KindTotals {
         self.bytes[slot] = self.bytes[slot].wrapping_add(size);
         self.count[slot] = self.count[slot].wrapping_add(1);
         self.bytes_sum = self.bytes_sum.wrapping_add(size);
-        self.unnamed_totals |= slot >= self.named;
+        self.unnamed_totals |= slot >= self.named && slot < SLOTS - 1;
     }
 
     /// The slow path is about to let the inline path hand out up to `window` more bytes:
@@ -121,9 +122,22 @@ impl KindTotals {
         self.count[slot].wrapping_add(packed[slot] >> 32)
     }
 
-    /// Bytes of the slots in `range`.
-    pub(crate) fn sum_bytes(&self, packed: &[u64; SLOTS], range: Range<usize>) -> u64 {
-        wrapping_sum(&self.bytes[range.clone()]).wrapping_add(wrapping_sum(&packed[range]) & LOW)
+    /// The invalid bucket's (bytes, count): every slot from `named` on. One pass over the
+    /// packed counters, and over the totals only when an unnamed slot below 255 has any.
+    pub(crate) fn invalid(&self, packed: &[u64; SLOTS]) -> (u64, u64) {
+        let both = wrapping_sum(&packed[self.named..]);
+        let (bytes, count) = if self.unnamed_totals {
+            (
+                wrapping_sum(&self.bytes[self.named..]),
+                wrapping_sum(&self.count[self.named..]),
+            )
+        } else {
+            (self.bytes[SLOTS - 1], self.count[SLOTS - 1])
+        };
+        (
+            bytes.wrapping_add(both & LOW),
+            count.wrapping_add(both >> 32),
+        )
     }
 
     /// Allocations of the slots in `range`.
@@ -222,6 +236,7 @@ mod tests {
         packed[3] += PACKED_ONE + 8;
         assert_eq!(t.bytes(&packed, 3), (15 << 28) + 8);
         assert_eq!(t.sum_counts(&packed, 0..SLOTS), 16);
-        assert_eq!(t.sum_bytes(&packed, 3..4), (15 << 28) + 8);
+        packed[200] += PACKED_ONE + 16;
+        assert_eq!(t.invalid(&packed), (16, 1));
     }
 }

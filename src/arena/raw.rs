@@ -377,18 +377,12 @@ impl RawArena {
         self.failure
     }
 
-    /// The kind slots of the invalid bucket: the slot for kinds >= 255, and the unnamed slots
-    /// from `kind_count` to 254, which only a caller's invalid kind reaches.
-    fn invalid_slots(&self) -> std::ops::Range<usize> {
-        self.schema.kinds.len()..SLOTS
-    }
-
     /// Bytes requested with `kind`; `u32::MAX` reads the invalid bucket.
     pub(crate) fn kind_bytes(&self, kind: u32) -> u64 {
         let packed = &self.head.kind_packed;
         match self.kind_slot(kind) {
             Some(slot) => self.kinds.bytes(packed, slot),
-            None if kind == u32::MAX => self.kinds.sum_bytes(packed, self.invalid_slots()),
+            None if kind == u32::MAX => self.kinds.invalid(packed).0,
             None => 0,
         }
     }
@@ -398,7 +392,7 @@ impl RawArena {
         let packed = &self.head.kind_packed;
         match self.kind_slot(kind) {
             Some(slot) => self.kinds.count(packed, slot),
-            None if kind == u32::MAX => self.kinds.sum_counts(packed, self.invalid_slots()),
+            None if kind == u32::MAX => self.kinds.invalid(packed).1,
             None => 0,
         }
     }
@@ -428,12 +422,7 @@ impl RawArena {
 
     /// The invalid bucket's (bytes, count), looking at the unnamed slots only if they were used.
     fn invalid_bucket(&self) -> (u64, u64) {
-        let packed = &self.head.kind_packed;
-        let slots = self.invalid_slots();
-        (
-            self.kinds.sum_bytes(packed, slots.clone()),
-            self.kinds.sum_counts(packed, slots),
-        )
+        self.kinds.invalid(&self.head.kind_packed)
     }
 
     /// Bytes requested in `phase`; an out-of-range phase reads the "no phase" bucket.
