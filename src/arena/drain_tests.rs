@@ -177,8 +177,9 @@ fn every_reader_stays_exact_across_drains_and_resets() {
         check(&arena, &model, kinds_by_phase, &format!("seed {seed}, end"));
         drains += arena.raw().kinds.drains;
     }
+    let enough = if cfg!(miri) { 10 } else { 100 };
     assert!(
-        drains > 100,
+        drains > enough,
         "only {drains} drains: the test missed the drain path"
     );
 }
