@@ -10,9 +10,9 @@
  * An arena hands out memory for one compilation (one method): many small requests, freed all
  * at once by jitarena_reset() or jitarena_destroy(). Every request carries a *kind* (the .NET
  * JIT's CMK_* values, say), and optionally the arena is told the current *phase*. The arena
- * counts requested bytes and allocations per kind on its inline fast path (two additions: the
- * kind's bytes and its count), and bytes per phase (and, on request, per phase and kind) out of
- * line, at phase switches.
+ * counts requested bytes and allocations per kind on its inline fast path (one addition to the
+ * kind's packed counter, which holds both), and bytes per phase (and, on request, per phase and
+ * kind) out of line, at phase switches.
  *
  *   jitarena_config cfg;
  *   jitarena_config_init(&cfg);
@@ -44,7 +44,7 @@ extern "C" {
 
 /** Version of this ABI. jitarena_abi_version() returns the version the library was built with;
  *  a caller should refuse to run when the two differ. */
-#define JITARENA_ABI_VERSION 2u
+#define JITARENA_ABI_VERSION 3u
 
 /** Kinds 0 .. JITARENA_MAX_KINDS-1 can be named; every allocation with a kind at or above
  *  kind_count is counted in the invalid-kind bucket. */
@@ -135,8 +135,8 @@ typedef struct jitarena_config {
 /** An arena. Opaque but for its first member, the public head that the inline fast path uses. */
 typedef struct jitarena jitarena;
 
-/** The first member of every arena: the bump window and the per-kind counters. Read it only
- *  through the functions below; the layout is part of the ABI version. */
+/** The first member of every arena: the bump window and the per-kind counters of the inline
+ *  path. Read it only through the functions below; the layout is part of the ABI version. */
 typedef struct jitarena_head {
     /** Next free byte of the current page; always a multiple of 8. */
     uintptr_t cursor;
@@ -144,12 +144,18 @@ typedef struct jitarena_head {
      *  requests reach the slow path and get a page of their own. cursor == limit forces the
      *  slow path (the arena keeps it so while it records a trace). */
     uintptr_t limit;
-    /** Bytes requested per kind slot (before rounding). The total, and the bytes per phase,
-     *  are sums of these, taken out of line (at phase switches and reads). */
-    uint64_t kind_bytes[JITARENA_KIND_SLOTS];
-    /** Allocations per kind slot. */
-    uint64_t kind_count[JITARENA_KIND_SLOTS];
+    /** Per kind slot, what the inline path counted since the library last drained the slot
+     *  into its 64-bit totals: allocations in the high 32 bits, bytes requested (before
+     *  rounding) in the low 32 bits. Each inline allocation adds
+     *  JITARENA_PACKED_ONE + size. The slow path drains every slot before the bytes it lets
+     *  the inline path hand out (at most a quarter page per window) could carry out of the low
+     *  half, so the halves never mix; the readers add these to the totals. */
+    uint64_t kind_packed[JITARENA_KIND_SLOTS];
 } jitarena_head;
+
+/** One inline allocation in a packed counter (jitarena_head.kind_packed): a count of 1 in the
+ *  high 32 bits. */
+#define JITARENA_PACKED_ONE ((uint64_t)1 << 32)
 
 /** A kind's counter slot: every value indexes the head's counters in bounds, so the inline
  *  path needs no check. Obtain it once, with jitarena_kind_slot_of(), where a JIT makes its
@@ -238,9 +244,9 @@ static inline jitarena_kind_slot jitarena_kind_slot_of(uint32_t kind) {
  * Allocates size bytes counted in kind slot `slot` (from jitarena_kind_slot_of()). Returns
  * what jitarena_alloc() returns, and counts the same way; the kind needs no clamp here.
  *
- * Fast path: a bump of the cursor and two counter additions (the slot's bytes and count), no
- * call, no lock. With JITARENA_NO_COUNTERS defined before this header, the additions are
- * compiled out (to measure their cost); such allocations are then not counted.
+ * Fast path: a bump of the cursor and one addition to the slot's packed counter (its count and
+ * bytes), no call, no lock. With JITARENA_NO_COUNTERS defined before this header, the addition
+ * is compiled out (to measure its cost); such allocations are then not counted.
  */
 static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_kind_slot slot) {
     jitarena_head* head = (jitarena_head*)arena;
@@ -257,8 +263,16 @@ static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_k
     }
     head->cursor = cursor + rounded;
 #ifndef JITARENA_NO_COUNTERS
-    head->kind_bytes[slot] += size;
-    head->kind_count[slot] += 1u;
+    {
+        /* size <= the window (a quarter page) here: it stays in the low half. */
+        uint64_t add = JITARENA_PACKED_ONE + size;
+#if defined(__clang__)
+        /* Keeps clang from splitting the addition into load, add, add, store (it reassociates
+         * the two terms with the counter): one add to memory, as gcc emits. */
+        __asm__("" : "+r"(add));
+#endif
+        head->kind_packed[slot] += add;
+    }
 #endif
     /* True: cursor < limit here, and a window lies within a page (no page: both 0). */
     JITARENA_ASSUME(cursor != 0);
@@ -273,7 +287,7 @@ static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_k
  * invalid-kind bucket. The memory is uninitialised and stays valid until reset or destroy.
  *
  * Fast path: jitarena_alloc_slot() with jitarena_kind_slot_of(kind): a bump of the cursor,
- * two counter additions, and a clamp of the kind that a constant kind folds away (a JIT's
+ * one counter addition, and a clamp of the kind that a constant kind folds away (a JIT's
  * allocator object holding a run-time kind saves the clamp by holding its slot instead).
  */
 static inline void* jitarena_alloc(jitarena* arena, size_t size, uint32_t kind) {

@@ -126,6 +126,36 @@ fn a_large_request_gets_its_own_page_and_keeps_the_current_one() {
     assert!(big.as_ptr() as usize % 8 == 0);
 }
 
+/// With the largest page (1 GiB, windows of 256 MiB) the bytes that the inline path counts in
+/// a packed counter's low 32 bits between two slow-path calls reach 2^32 after 16 windows:
+/// the slow path must drain before. The pages are never touched, so they cost address space
+/// only (64-bit targets, not under miri).
+#[test]
+#[cfg(all(target_pointer_width = "64", not(miri)))]
+fn the_largest_pages_count_exactly_past_4_gib_per_kind() {
+    let page = 1usize << 30;
+    let arena = Arena::new(&Config::new(&["A", "B"]).page_size(page)).unwrap();
+    let size = (page / 4) - 8;
+    let mut phase_a = 0u64;
+    for i in 0..40u64 {
+        arena.alloc_bytes(size, Kind(0)).unwrap();
+        arena.alloc_bytes(8, Kind(1)).unwrap();
+        phase_a += size as u64 + 8;
+        let c = arena.snapshot().counters;
+        assert_eq!(
+            c.kind_bytes[0],
+            (i + 1) * size as u64,
+            "after {} requests",
+            i + 1
+        );
+        assert_eq!(c.kind_count[0], i + 1);
+        assert_eq!(c.kind_bytes[1], (i + 1) * 8);
+        assert_eq!(c.kind_count[1], i + 1);
+        assert_eq!(c.total_bytes(), phase_a);
+    }
+    assert!(arena.snapshot().counters.kind_bytes[0] > 1 << 33);
+}
+
 #[test]
 fn zero_size_gives_distinct_blocks_and_huge_sizes_fail_cleanly() {
     let arena = Arena::new(&Config::new(&["A"])).unwrap();

@@ -1,8 +1,8 @@
 //! Bytes per (phase, kind), and the sums of kind slots that totals and phases are taken from.
 //! Both run out of line (at phase switches, reads and the end of a method), so that the
-//! allocation path adds to a kind's two counters and nothing else.
+//! allocation path adds to a kind's packed counter and nothing else.
 
-use super::raw::SLOTS;
+use super::kinds::Slots;
 
 /// The wrapping sum of counters (the counters themselves wrap, as the C path's do). With AVX2
 /// (detected at run time) four at a time: a phase switch sums all 256 kind slots.
@@ -95,25 +95,25 @@ impl KindsByPhase {
     }
 
     /// The growth of bucket `kind` since the last switch; `total` is the sum of all slots.
-    pub(crate) fn growth(&self, slots: &[u64; SLOTS], total: u64, kind: usize) -> u64 {
+    pub(crate) fn growth(&self, slots: Slots<'_>, total: u64, kind: usize) -> u64 {
         let named = self.kinds - 1;
         let now = if kind < named {
-            slots[kind]
+            slots.bytes(kind)
         } else {
-            total.wrapping_sub(wrapping_sum(&slots[..named]))
+            total.wrapping_sub(slots.sum_bytes(..named))
         };
         now.wrapping_sub(self.last[kind])
     }
 
     /// Closes the open interval of `phase`: each bucket's growth goes to that phase's row.
-    pub(crate) fn close(&mut self, phase: usize, slots: &[u64; SLOTS], total: u64) {
+    pub(crate) fn close(&mut self, phase: usize, slots: Slots<'_>, total: u64) {
         let named = self.kinds - 1;
         let row = &mut self.bytes[phase * self.kinds..(phase + 1) * self.kinds];
         let (mut named_sum, mut grew) = (0u64, 0u64);
-        for ((sum, last), &now) in row
+        for ((sum, last), now) in row
             .iter_mut()
             .zip(self.last.iter_mut())
-            .zip(&slots[..named])
+            .zip(slots.iter_bytes(named))
         {
             let delta = now.wrapping_sub(*last);
             *sum = sum.wrapping_add(delta);
@@ -138,16 +138,16 @@ impl KindsByPhase {
     pub(crate) fn nonzero(
         &self,
         current: usize,
-        slots: &[u64; SLOTS],
+        slots: Slots<'_>,
         total: u64,
         out: &mut Vec<(u32, u32, u64)>,
     ) {
         let named = self.kinds - 1;
         for (phase, row) in self.bytes.chunks_exact(self.kinds).enumerate() {
             if phase == current {
-                let invalid = total.wrapping_sub(wrapping_sum(&slots[..named]));
-                let now = slots[..named].iter().chain(std::iter::once(&invalid));
-                for (kind, ((&closed, &last), &now)) in
+                let invalid = total.wrapping_sub(slots.sum_bytes(..named));
+                let now = slots.iter_bytes(named).chain(std::iter::once(invalid));
+                for (kind, ((&closed, &last), now)) in
                     row.iter().zip(&self.last).zip(now).enumerate()
                 {
                     let b = closed.wrapping_add(now.wrapping_sub(last));

@@ -24,6 +24,7 @@
 //! ```
 
 pub(crate) mod by_phase;
+pub(crate) mod kinds;
 pub(crate) mod raw;
 pub(crate) mod registry;
 
@@ -36,6 +37,7 @@ use crate::error::{Error, ErrorCode};
 use crate::sys::{
     JITARENA_DEFAULT_PAGE_SIZE, JITARENA_MAX_KINDS, JITARENA_MAX_PAGE_SIZE, JITARENA_MIN_PAGE_SIZE,
 };
+use kinds::PACKED_ONE;
 use raw::{ArenaSetup, Pager, RawArena, ALIGN};
 
 /// An allocation kind: an index into the configured kind names. Kinds at or above the
@@ -220,8 +222,8 @@ impl Arena {
             let at = head.cursor;
             head.cursor = at + rounded;
             let slot = kind.0.min(JITARENA_MAX_KINDS) as usize;
-            head.kind_bytes[slot] = head.kind_bytes[slot].wrapping_add(size as u64);
-            head.kind_count[slot] = head.kind_count[slot].wrapping_add(1);
+            // Within the window, so at most a quarter page: it stays in the low half.
+            head.kind_packed[slot] = head.kind_packed[slot].wrapping_add(PACKED_ONE + size as u64);
             // SAFETY: `at` lies in the current page (below `limit`), so it is not 0; the page's
             // address was exposed when the page was obtained.
             return Ok(unsafe {
@@ -352,3 +354,6 @@ impl Drop for Arena {
         drop(unsafe { Box::from_raw(self.raw.as_ptr()) });
     }
 }
+
+#[cfg(test)]
+mod drain_tests;

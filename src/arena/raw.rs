@@ -1,15 +1,17 @@
 //! The arena core behind both the C ABI and the safe Rust API: pages, the slow path, limits,
 //! phases and the readers. The fast path lives in `include/jitarena.h` (and its Rust twin in
-//! `Arena::alloc_bytes`); both bump `head.cursor` and add to `head`'s two counters of the kind's
-//! slot, and call [`RawArena::alloc_slow`] for everything else. Totals, phase bytes and bytes per
-//! (phase, kind) are sums of the kind slots, taken here at phase switches and reads.
+//! `Arena::alloc_bytes`); both bump `head.cursor` and add to the packed counter of the kind's
+//! slot (see [`super::kinds`]), and call [`RawArena::alloc_slow`] for everything else. Totals,
+//! phase bytes and bytes per (phase, kind) are sums of the kind slots, taken here at phase
+//! switches and reads.
 
 use std::alloc::Layout;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
-use super::by_phase::{any_nonzero, wrapping_sum, KindsByPhase};
+use super::by_phase::KindsByPhase;
+use super::kinds::KindTotals;
 use super::registry;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
@@ -72,6 +74,8 @@ struct Page {
 #[repr(C)]
 pub(crate) struct RawArena {
     pub(crate) head: jitarena_head,
+    /// The 64-bit per-kind totals that `head.kind_packed` is drained into.
+    pub(crate) kinds: KindTotals,
     pub(crate) schema: Arc<Schema>,
     page_size: usize,
     /// Requests above this get a page of their own, so a large request never abandons the
@@ -121,9 +125,9 @@ impl RawArena {
             head: jitarena_head {
                 cursor: 0,
                 limit: 0,
-                kind_bytes: [0; SLOTS],
-                kind_count: [0; SLOTS],
+                kind_packed: [0; SLOTS],
             },
+            kinds: KindTotals::new(setup.schema.kinds.len()),
             schema: setup.schema,
             page_size: setup.page_size,
             large_threshold: setup.page_size / 4,
@@ -161,13 +165,11 @@ impl RawArena {
         self.fail(ErrorCode::Internal, message.to_string());
     }
 
-    /// Adds one request to the counters (the same two additions as the inline fast path).
+    /// Adds one request of the slow path to the kind's totals.
     #[inline]
     fn count(&mut self, size: usize, kind: u32) {
         let slot = kind.min(JITARENA_MAX_KINDS) as usize;
-        let size = size as u64;
-        self.head.kind_bytes[slot] = self.head.kind_bytes[slot].wrapping_add(size);
-        self.head.kind_count[slot] = self.head.kind_count[slot].wrapping_add(1);
+        self.kinds.add(slot, size as u64);
     }
 
     /// Everything the fast path does not: size 0, requests that do not fit the current page,
@@ -195,6 +197,10 @@ impl RawArena {
             let at = self.head.cursor;
             self.head.cursor = at + rounded;
             self.head.limit = self.window_limit();
+            self.kinds.window_opened(
+                &mut self.head.kind_packed,
+                self.head.limit - self.head.cursor,
+            );
             // The window's page was exposed when it was obtained: the cursor is an address in it.
             ptr::with_exposed_provenance_mut(at)
         };
@@ -322,18 +328,16 @@ impl RawArena {
             }
         }
         // Zero only the slots in use: the configured kinds and the slot for kinds >= 255, and
-        // the unnamed slots between them only when a caller's invalid kind used one (every
-        // request adds 1 to its slot's count, so a used slot has a non-zero count).
+        // the unnamed slots between them only when a caller's invalid kind used one.
         let kinds = self.schema.kinds.len();
         let overflow = SLOTS - 1;
-        if any_nonzero(&self.head.kind_count[kinds..overflow]) {
-            self.head.kind_bytes[kinds..overflow].fill(0);
-            self.head.kind_count[kinds..overflow].fill(0);
+        let packed = &mut self.head.kind_packed;
+        if self.kinds.unnamed_used(packed) {
+            self.kinds.clear_slots(packed, kinds..overflow);
         }
-        self.head.kind_bytes[..kinds].fill(0);
-        self.head.kind_count[..kinds].fill(0);
-        self.head.kind_bytes[overflow] = 0;
-        self.head.kind_count[overflow] = 0;
+        self.kinds.clear_slots(packed, 0..kinds);
+        self.kinds.clear_slots(packed, overflow..SLOTS);
+        self.kinds.cleared();
         self.used_closed = 0;
         self.largest = 0;
         self.failure = 0;
@@ -356,7 +360,7 @@ impl RawArena {
             self.phase_bytes[self.phase].wrapping_add(total.wrapping_sub(self.phase_start_total));
         self.phase_start_total = total;
         if let Some(by_phase) = &mut self.by_phase {
-            by_phase.close(self.phase, &self.head.kind_bytes, total);
+            by_phase.close(self.phase, self.kinds.slots(&self.head.kind_packed), total);
         }
         self.phase = (phase as usize).min(self.schema.phases.len());
         if let Some(events) = &mut self.trace {
@@ -373,37 +377,43 @@ impl RawArena {
         self.failure
     }
 
-    /// The kind slots of the invalid bucket: the slot for kinds >= 255, and the unnamed slots
-    /// from `kind_count` to 254, which only a caller's invalid kind reaches.
-    fn invalid_slots(&self) -> std::ops::Range<usize> {
-        self.schema.kinds.len()..SLOTS
-    }
-
     /// Bytes requested with `kind`; `u32::MAX` reads the invalid bucket.
     pub(crate) fn kind_bytes(&self, kind: u32) -> u64 {
-        self.read_kind(kind, &self.head.kind_bytes)
+        let packed = &self.head.kind_packed;
+        match self.kind_slot(kind) {
+            Some(slot) => self.kinds.bytes(packed, slot),
+            None if kind == u32::MAX => self.kinds.invalid(packed).0,
+            None => 0,
+        }
     }
 
     /// Allocations with `kind`; `u32::MAX` reads the invalid bucket.
     pub(crate) fn kind_count(&self, kind: u32) -> u64 {
-        self.read_kind(kind, &self.head.kind_count)
+        let packed = &self.head.kind_packed;
+        match self.kind_slot(kind) {
+            Some(slot) => self.kinds.count(packed, slot),
+            None if kind == u32::MAX => self.kinds.invalid(packed).1,
+            None => 0,
+        }
+    }
+
+    /// The slot of a configured kind.
+    fn kind_slot(&self, kind: u32) -> Option<usize> {
+        ((kind as usize) < self.schema.kinds.len()).then_some(kind as usize)
     }
 
     /// Adds this arena's per-kind counters into dense per-kind sums (`kind_count + 1` slots,
     /// the last for invalid kinds); dense, so that the additions vectorize.
     pub(crate) fn add_kinds_to(&self, bytes: &mut [u64], counts: &mut [u64]) {
         let kinds = self.schema.kinds.len();
-        for (sum, &b) in bytes[..kinds]
+        let packed = &self.head.kind_packed;
+        for (slot, (sum_b, sum_c)) in bytes[..kinds]
             .iter_mut()
-            .zip(&self.head.kind_bytes[..kinds])
+            .zip(&mut counts[..kinds])
+            .enumerate()
         {
-            *sum += b;
-        }
-        for (sum, &c) in counts[..kinds]
-            .iter_mut()
-            .zip(&self.head.kind_count[..kinds])
-        {
-            *sum += c;
+            *sum_b += self.kinds.bytes(packed, slot);
+            *sum_c += self.kinds.count(packed, slot);
         }
         let (invalid_bytes, invalid_count) = self.invalid_bucket();
         bytes[kinds] += invalid_bytes;
@@ -412,19 +422,7 @@ impl RawArena {
 
     /// The invalid bucket's (bytes, count), looking at the unnamed slots only if they were used.
     fn invalid_bucket(&self) -> (u64, u64) {
-        let slots = self.invalid_slots();
-        let bytes = wrapping_sum(&self.head.kind_bytes[slots.clone()]);
-        (bytes, wrapping_sum(&self.head.kind_count[slots]))
-    }
-
-    fn read_kind(&self, kind: u32, slots: &[u64]) -> u64 {
-        if (kind as usize) < self.schema.kinds.len() {
-            slots[kind as usize]
-        } else if kind == u32::MAX {
-            wrapping_sum(&slots[self.invalid_slots()])
-        } else {
-            0
-        }
+        self.kinds.invalid(&self.head.kind_packed)
     }
 
     /// Bytes requested in `phase`; an out-of-range phase reads the "no phase" bucket.
@@ -453,7 +451,8 @@ impl RawArena {
         let p = (phase as usize).min(self.schema.phases.len());
         let closed = by_phase.closed(p, k);
         if p == self.phase {
-            let open = by_phase.growth(&self.head.kind_bytes, self.total_bytes(), k);
+            let slots = self.kinds.slots(&self.head.kind_packed);
+            let open = by_phase.growth(slots, self.total_bytes(), k);
             closed.wrapping_add(open)
         } else {
             closed
@@ -462,12 +461,12 @@ impl RawArena {
 
     /// Bytes requested, all kinds: the sum of every kind slot.
     pub(crate) fn total_bytes(&self) -> u64 {
-        wrapping_sum(&self.head.kind_bytes)
+        self.kinds.total_bytes(&self.head.kind_packed)
     }
 
     /// Allocations, all kinds.
     pub(crate) fn total_count(&self) -> u64 {
-        wrapping_sum(&self.head.kind_count)
+        self.kinds.sum_counts(&self.head.kind_packed, 0..SLOTS)
     }
 
     /// Rounded bytes handed out.
@@ -498,9 +497,10 @@ impl RawArena {
     /// All counters at once, laid out against the schema.
     pub(crate) fn counters(&self) -> Counters {
         let kinds = self.schema.kinds.len();
-        let mut kind_bytes = self.head.kind_bytes[..kinds].to_vec();
+        let packed = &self.head.kind_packed;
+        let mut kind_bytes: Vec<u64> = (0..kinds).map(|k| self.kinds.bytes(packed, k)).collect();
         kind_bytes.push(self.kind_bytes(u32::MAX));
-        let mut kind_count = self.head.kind_count[..kinds].to_vec();
+        let mut kind_count: Vec<u64> = (0..kinds).map(|k| self.kinds.count(packed, k)).collect();
         kind_count.push(self.kind_count(u32::MAX));
         let phase_bytes = (0..=self.schema.phases.len())
             .map(|p| self.phase_bytes(p as u32))
@@ -523,14 +523,15 @@ impl RawArena {
     /// method: one pass over the named kinds and one over the phases.
     pub(crate) fn fill_counts(&self, out: &mut MethodCounts) {
         let kinds = self.schema.kinds.len();
-        let (bytes, counts) = (
-            &self.head.kind_bytes[..kinds],
-            &self.head.kind_count[..kinds],
-        );
+        let packed = &self.head.kind_packed;
         out.kinds.clear();
         out.kinds.reserve(kinds + 1);
         let mut named = 0u64;
-        for (slot, (&b, &c)) in bytes.iter().zip(counts).enumerate() {
+        for slot in 0..kinds {
+            let (b, c) = (
+                self.kinds.bytes(packed, slot),
+                self.kinds.count(packed, slot),
+            );
             named = named.wrapping_add(b);
             if c != 0 {
                 out.kinds.push((slot as u32, b, c));
@@ -557,7 +558,7 @@ impl RawArena {
         if let Some(by_phase) = &self.by_phase {
             by_phase.nonzero(
                 self.phase,
-                &self.head.kind_bytes,
+                self.kinds.slots(&self.head.kind_packed),
                 total,
                 &mut out.phase_kind_bytes,
             );

@@ -9,9 +9,10 @@
 
 LAYOUT_CHECK(head_cursor, offsetof(jitarena_head, cursor) == 0);
 LAYOUT_CHECK(head_limit, offsetof(jitarena_head, limit) == sizeof(void*));
-LAYOUT_CHECK(head_kind_bytes_aligned, offsetof(jitarena_head, kind_bytes) % 4 == 0);
-LAYOUT_CHECK(head_kind_counts, offsetof(jitarena_head, kind_count) ==
-                                   offsetof(jitarena_head, kind_bytes) + 8 * JITARENA_KIND_SLOTS);
+LAYOUT_CHECK(head_kind_packed, offsetof(jitarena_head, kind_packed) == 2 * sizeof(void*));
+LAYOUT_CHECK(head_size, sizeof(jitarena_head) ==
+                            offsetof(jitarena_head, kind_packed) + 8 * JITARENA_KIND_SLOTS);
+LAYOUT_CHECK(packed_one, JITARENA_PACKED_ONE == 0x100000000ull);
 LAYOUT_CHECK(every_slot_indexes, JITARENA_KIND_SLOTS == 256u);
 /* kinds_by_phase lies past the end of every ABI-1 config (which ended with `host`, its size
  * rounded up to 8 at most), so an old struct_size never reaches it. */
