@@ -112,3 +112,4 @@ impl<W: Write> LogWriter<W> {
         Ok(())
     }
 }
+

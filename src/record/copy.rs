@@ -19,29 +19,9 @@ struct Strict<'a> {
 impl<'a> Strict<'a> {
     #[inline(always)]
     fn varint(&mut self) -> Option<u64> {
-        let first = *self.bytes.get(self.at)?;
-        self.at += 1;
-        if first < 0x80 {
-            return Some(u64::from(first));
-        }
-        let mut value = u64::from(first & 0x7f);
-        let mut shift = 7;
-        loop {
-            let byte = *self.bytes.get(self.at)?;
-            self.at += 1;
-            if shift == 63 && byte > 1 {
-                return None;
-            }
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte < 0x80 {
-                // A last byte of 0 after others pads the number: not the writer's encoding.
-                return (byte != 0).then_some(value);
-            }
-            shift += 7;
-            if shift > 63 {
-                return None;
-            }
-        }
+        let (value, at) = varint_at(self.bytes, self.at)?;
+        self.at = at;
+        Some(value)
     }
 
     /// A bitmap of `slots` bits whose bits past the last slot are clear.
@@ -53,6 +33,127 @@ impl<'a> Strict<'a> {
             _ => Some(bitmap),
         }
     }
+}
+
+/// The minimal varint at `at` in `bytes` and the position after it: one byte inline, longer
+/// ones out of line. `None` when it runs past the end, is longer than 64 bits or is padded (a
+/// last byte of 0 after others: not the writer's encoding).
+#[inline(always)]
+fn varint_at(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+    match bytes.get(at) {
+        Some(&first) if first < 0x80 => Some((u64::from(first), at + 1)),
+        _ => varint_long(bytes, at),
+    }
+}
+
+#[inline(never)]
+fn varint_long(bytes: &[u8], mut at: usize) -> Option<(u64, usize)> {
+    let mut value = 0;
+    let mut shift = 0;
+    loop {
+        let byte = *bytes.get(at)?;
+        at += 1;
+        if shift == 63 && byte > 1 {
+            return None;
+        }
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return (byte != 0 || shift == 0).then_some((value, at));
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// The 8 bytes at `at` as a little-endian word, if there are 8.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    let word = bytes.get(at..at.wrapping_add(8))?;
+    Some(u64::from_le_bytes(<[u8; 8]>::try_from(word).ok()?))
+}
+
+/// The high bit of every byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+/// The low 7 bits of every byte of a word.
+const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+/// Bytes with their high bit in `lanes` kept, the others cleared.
+#[inline(always)]
+fn lanes(lanes: u64) -> u64 {
+    (lanes >> 7) * 0xff
+}
+
+/// The sum of the 8 bytes of `x` (each below 0x80).
+#[inline(always)]
+fn byte_sum(x: u64) -> u64 {
+    let pairs = (x & 0x00ff_00ff_00ff_00ff) + ((x >> 8) & 0x00ff_00ff_00ff_00ff);
+    pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48
+}
+
+/// The kinds of a record, checked 8 bytes at a time: the `2 * n` varints from `at` in `bytes`
+/// (each kind's bytes, then its count). Returns the sum of the kinds' bytes and the position
+/// after the last number. Where a number starts and which kind it belongs to follow from the
+/// bytes below 0x80 (which end numbers) alone, so that no byte waits on the number before it
+/// being decoded: each byte's 7 bits are summed by their place in their number (the sum of
+/// every kind's first byte, of every second byte, ...), and the places are weighted at the end.
+/// `None` when it cannot tell (a number of more than 4 bytes, fewer than 8 bytes left to read)
+/// or a number is padded; the caller then reads the numbers one by one. No sum can wrap: the
+/// numbers are below 2^28 and fewer than there are bytes.
+#[inline(always)]
+fn kinds_bulk(bytes: &[u8], at: usize, n: usize) -> Option<(u64, usize)> {
+    let (mut left, mut word_start) = (2 * n, at);
+    let mut sums = [0u64; 4];
+    // The previous word's continuation bytes; whether an odd number of numbers ended before.
+    let (mut prev_cont, mut odd_before) = (0u64, 0u64);
+    while left > 0 {
+        let w = word_at(bytes, word_start)?;
+        let cont = w & HIGH;
+        let ends = cont ^ HIGH;
+        let found = ends.count_ones() as usize;
+        // The bytes of this word that belong to the kinds: up to the last number's end.
+        let mut inside = HIGH;
+        let mut len = 8;
+        if found >= left {
+            let mut e = ends;
+            for _ in 1..left {
+                e &= e - 1;
+            }
+            let last = e.trailing_zeros(); // 8 * byte + 7
+            len = (last as usize + 1) / 8;
+            inside = HIGH >> (63 - last);
+        }
+        // Bytes after 1, 2, 3 and 4 continuation bytes of their number.
+        let after1 = (cont << 8) | (prev_cont >> 56);
+        let after2 = after1 & ((cont << 16) | (prev_cont >> 48));
+        let after3 = after2 & ((cont << 24) | (prev_cont >> 40));
+        let after4 = after3 & ((cont << 32) | (prev_cont >> 32));
+        // A byte of 0 that ends a number of more than one byte pads it.
+        let zero = !(((w & LOW) + LOW) | w) & HIGH;
+        if (after4 | (zero & after1)) & inside != 0 {
+            return None;
+        }
+        // Bytes after an odd number of ends in this word, then of numbers of odd index.
+        let mut odd = ends << 8;
+        odd ^= odd << 8;
+        odd ^= odd << 16;
+        odd ^= odd << 32;
+        let even = !(odd ^ odd_before) & inside;
+        let low = w & LOW;
+        sums[0] += byte_sum(low & lanes(even & !after1));
+        sums[1] += byte_sum(low & lanes(even & after1 & !after2));
+        sums[2] += byte_sum(low & lanes(even & after2 & !after3));
+        sums[3] += byte_sum(low & lanes(even & after3));
+        if found & 1 == 1 {
+            odd_before ^= HIGH;
+        }
+        prev_cont = cont;
+        left -= found.min(left);
+        word_start += len;
+    }
+    let total = sums[0] + (sums[1] << 7) + (sums[2] << 14) + (sums[3] << 21);
+    Some((total, word_start))
 }
 
 /// The bits set in `bitmap`, in increasing order.
@@ -118,15 +219,11 @@ fn check(
     let by_phase = bits & BY_PHASE != 0;
     // Kinds by phase are checked against each kind's bytes.
     scratch.clear();
-    let (mut total, mut count_sum) = (0u64, 0u64);
-    for _ in 0..n_kinds {
-        let (bytes, count) = (p.varint()?, p.varint()?);
-        total = total.checked_add(bytes)?;
-        count_sum = count_sum.checked_add(count)?;
-        if by_phase {
-            scratch.push(bytes);
-        }
-    }
+    let total = if by_phase {
+        kinds_sum::<true>(&mut p, n_kinds, scratch)?
+    } else {
+        kinds_sum::<false>(&mut p, n_kinds, scratch)?
+    };
     p.varint()?; // used, relative to the kinds' bytes
     let phases = p.bitmap(phase_slots)?;
     let n_phases = count_bits(phases);
@@ -155,6 +252,34 @@ fn check(
         check_by_phase(&mut p, scratch, phase_at)?;
     }
     (p.at == payload.len()).then_some(())
+}
+
+/// Reads `n` kinds' bytes and counts; returns the sum of their bytes, `None` if either sum
+/// does not fit. With `KEEP`, pushes each kind's bytes to `bytes`.
+#[inline(always)]
+fn kinds_sum<const KEEP: bool>(p: &mut Strict<'_>, n: usize, bytes: &mut Vec<u64>) -> Option<u64> {
+    if !KEEP {
+        if let Some((total, end)) = kinds_bulk(p.bytes, p.at, n) {
+            p.at = end;
+            return Some(total);
+        }
+    }
+    bytes.clear();
+    let (mut total, mut count_sum, mut overflow) = (0u64, 0u64, false);
+    let (b, mut at) = (p.bytes, p.at);
+    for _ in 0..n {
+        let (kind_bytes, next) = varint_at(b, at)?;
+        let (count, next) = varint_at(b, next)?;
+        at = next;
+        let (t, o1) = total.overflowing_add(kind_bytes);
+        let (c, o2) = count_sum.overflowing_add(count);
+        (total, count_sum, overflow) = (t, c, overflow | o1 | o2);
+        if KEEP {
+            bytes.push(kind_bytes);
+        }
+    }
+    p.at = at;
+    (!overflow).then_some(total)
 }
 
 /// Kinds by phase: per present phase, a bitmap over the present kinds and their bytes, adding
