@@ -335,3 +335,198 @@ pub(crate) fn put_head(
     put_varint(p, (name.len() - shared) as u64);
     p.extend_from_slice(&name.as_bytes()[shared..]);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{decode_counts, encode, Scratch};
+    use super::*;
+    use crate::log::MethodCounts;
+
+    /// SplitMix64, for reproducible cases.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+
+        /// A number of a random size: up to 2^bits - 1 for a random `bits` below `max_bits`.
+        fn sized(&mut self, max_bits: u64) -> u64 {
+            let bits = self.below(max_bits);
+            self.next() & ((1u64 << bits) - 1)
+        }
+    }
+
+    /// Random counts against a schema of `kinds` kinds and `phases` phases: any numbers, phases
+    /// that add up to the kinds or not, kinds by phase (all in one phase) on some.
+    fn counts(rng: &mut Rng, kinds: u32, phases: u32) -> MethodCounts {
+        let mut c = MethodCounts::default();
+        for slot in 0..=kinds {
+            if rng.below(3) == 0 {
+                c.kinds.push((slot, rng.sized(40), rng.sized(30)));
+            }
+        }
+        let total: u64 = c.kinds.iter().map(|k| k.1).sum();
+        let one_phase = rng.below(phases as u64 + 1) as u32;
+        match rng.below(4) {
+            0 => {}
+            1 => c.phases.push((one_phase, total)),
+            2 => {
+                for slot in 0..=phases {
+                    if rng.below(2) == 0 {
+                        c.phases.push((slot, rng.sized(40)));
+                    }
+                }
+            }
+            _ => {
+                c.phases.push((one_phase, total));
+                c.phase_kind_bytes = c.kinds.iter().map(|k| (one_phase, k.0, k.1)).collect();
+            }
+        }
+        c.used_bytes = rng.next();
+        c.reserved_bytes = if rng.below(2) == 0 {
+            4096 * rng.sized(40)
+        } else {
+            rng.sized(50)
+        };
+        c.page_count = rng.sized(20);
+        c.largest_alloc = rng.sized(30);
+        c.limit_hit = rng.below(5) == 0;
+        c
+    }
+
+    /// The payload [`encode`] writes for `c`, and the head read back from it.
+    fn encoded(c: &MethodCounts, kinds: u32, phases: u32) -> Vec<u8> {
+        let mut p = Vec::new();
+        let (prev, mut scratch) = (Prev::default(), Scratch::default());
+        let (k, ph) = (kinds as usize, phases as usize);
+        encode(&mut p, (0, 1), k, ph, &prev, "m", 0, c, &mut scratch).unwrap();
+        p
+    }
+
+    #[test]
+    fn copyable_counters_are_exactly_those_the_writer_writes_again() {
+        let mut rng = Rng(11);
+        let (mut copied, mut refused) = (0, 0);
+        for case in 0..4000 {
+            let (kinds, phases) = if case % 4 == 0 {
+                (rng.below(150) as u32, rng.below(80) as u32)
+            } else {
+                (rng.below(20) as u32, rng.below(8) as u32)
+            };
+            let (k, ph) = (kinds as usize, phases as usize);
+            let c = counts(&mut rng, kinds, phases);
+            let good = encoded(&c, kinds, phases);
+            let head = Head::read(&good, &mut Prev::default()).unwrap();
+            let mut sums = Vec::new();
+            assert!(copyable(&good, &head, k, ph, &mut sums), "case {case}");
+            // The same counters with bytes changed, inserted or removed: wherever the copy
+            // check accepts them, the reader accepts them and the writer writes them again
+            // byte for byte.
+            for _ in 0..20 {
+                let mut bad = good.clone();
+                let at = head.body + rng.below((bad.len() - head.body) as u64) as usize;
+                match rng.below(4) {
+                    0 => bad.insert(at, rng.next() as u8),
+                    1 => drop(bad.remove(at)),
+                    2 => bad[at] ^= 1 << rng.below(8),
+                    _ => bad[at] = [0, 0x80, 0x7f, 0xff][rng.below(4) as usize],
+                }
+                let Ok(head) = Head::read(&bad, &mut Prev::default()) else {
+                    continue;
+                };
+                if !copyable(&bad, &head, k, ph, &mut sums) {
+                    refused += 1;
+                    continue;
+                }
+                copied += 1;
+                let mut back = MethodCounts::default();
+                decode_counts(&bad, &head, k, ph, &mut back, &mut sums)
+                    .unwrap_or_else(|e| panic!("case {case}: copied, but the reader says {}", e.0));
+                assert_eq!(encoded(&back, kinds, phases), bad, "case {case}");
+            }
+        }
+        // Both outcomes were met often.
+        assert!(copied > 10_000 && refused > 10_000, "{copied} {refused}");
+    }
+
+    /// Records written by other writers: the same counters, laid out otherwise.
+    #[test]
+    fn counters_laid_out_otherwise_are_not_copied() {
+        let mut c = MethodCounts {
+            kinds: vec![(0, 300, 2), (1, 5, 1)],
+            phases: vec![(0, 305)],
+            reserved_bytes: 8192,
+            ..MethodCounts::default()
+        };
+        let good = encoded(&c, 1, 1);
+        let head = Head::read(&good, &mut Prev::default()).unwrap();
+        let check = |p: &[u8], head_bits: u64| {
+            let mut h = Head::read(p, &mut Prev::default()).unwrap();
+            h.head = head_bits;
+            let mut back = MethodCounts::default();
+            let decodes = decode_counts(p, &h, 1, 1, &mut back, &mut Vec::new()).is_ok();
+            (decodes, copyable(p, &h, 1, 1, &mut Vec::new()))
+        };
+        assert_eq!(check(&good, head.head), (true, true));
+        let b = head.body;
+        // reserved 8192 written in bytes (bit 3 clear): 0x80 0x40.
+        let mut bytes = good[..b].to_vec();
+        bytes.extend_from_slice(&[0x80, 0x40]);
+        bytes.extend_from_slice(&good[b + 1..]);
+        assert_eq!(check(&bytes, head.head & !RESERVED_4K), (true, false));
+        // The number of pages (0) padded to two bytes.
+        let mut padded = good[..b + 1].to_vec();
+        padded.extend_from_slice(&[0x80, 0x00]);
+        padded.extend_from_slice(&good[b + 2..]);
+        assert_eq!(check(&padded, head.head), (true, false));
+        // The last phase written out although the phases add up to the kinds.
+        let mut written_out = good.clone();
+        written_out.extend_from_slice(&[0xb1, 0x02]); // 305
+        assert_eq!(check(&written_out, head.head & !LAST_PHASE_DERIVED), (true, false));
+        // A block of kinds by phase with no entry (a kind and a phase of 0 bytes).
+        c.kinds = vec![(0, 0, 1)];
+        c.phases = vec![(0, 0)];
+        let mut empty = encoded(&c, 1, 1);
+        empty.push(0);
+        assert_eq!(check(&empty, head.head | BY_PHASE), (true, false));
+    }
+
+    #[test]
+    fn kinds_in_bulk_sum_as_one_by_one() {
+        let mut rng = Rng(5);
+        let mut bulk = 0;
+        for case in 0..20_000 {
+            let n = rng.below(40) as usize;
+            let long = rng.below(4) == 0;
+            let mut bytes = vec![rng.next() as u8; rng.below(3) as usize];
+            let at = bytes.len();
+            for _ in 0..2 * n {
+                let bits = if long && rng.below(8) == 0 { 64 } else { 29 };
+                let v = rng.sized(bits);
+                crate::format::put_varint(&mut bytes, v);
+            }
+            // Damage: padded numbers, lost ends.
+            if rng.below(4) == 0 && bytes.len() > at {
+                let i = at + rng.below((bytes.len() - at) as u64) as usize;
+                bytes[i] = [0, 0x80][rng.below(2) as usize];
+            }
+            bytes.extend((0..rng.below(12)).map(|_| rng.next() as u8));
+            let mut p = Strict { bytes: &bytes, at };
+            let one_by_one = kinds_sum::<true>(&mut p, n, &mut Vec::new()).map(|t| (t, p.at));
+            if let Some(got) = kinds_bulk(&bytes, at, n) {
+                bulk += 1;
+                assert_eq!(Some(got), one_by_one, "case {case}: {bytes:?}");
+            }
+        }
+        assert!(bulk > 10_000, "{bulk}");
+    }
+}
