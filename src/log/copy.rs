@@ -112,4 +112,3 @@ impl<W: Write> LogWriter<W> {
         Ok(())
     }
 }
-

@@ -26,7 +26,9 @@ impl<'a> Strict<'a> {
 
     /// A bitmap of `slots` bits whose bits past the last slot are clear.
     fn bitmap(&mut self, slots: usize) -> Option<&'a [u8]> {
-        let bitmap = self.bytes.get(self.at..self.at.checked_add(slots.div_ceil(8))?)?;
+        let bitmap = self
+            .bytes
+            .get(self.at..self.at.checked_add(slots.div_ceil(8))?)?;
         self.at += bitmap.len();
         match bitmap.last() {
             Some(&last) if slots % 8 != 0 && last >> (slots % 8) != 0 => None,
@@ -491,7 +493,10 @@ mod tests {
         // The last phase written out although the phases add up to the kinds.
         let mut written_out = good.clone();
         written_out.extend_from_slice(&[0xb1, 0x02]); // 305
-        assert_eq!(check(&written_out, head.head & !LAST_PHASE_DERIVED), (true, false));
+        assert_eq!(
+            check(&written_out, head.head & !LAST_PHASE_DERIVED),
+            (true, false)
+        );
         // A block of kinds by phase with no entry (a kind and a phase of 0 bytes).
         c.kinds = vec![(0, 0, 1)];
         c.phases = vec![(0, 0)];

@@ -91,7 +91,11 @@ fn schemas_of(
         counts: MethodCounts::default(),
     };
     for (i, path) in paths.iter().enumerate() {
-        progress.set_stage(format!("schemas (pass 1/2), file {}/{}", i + 1, paths.len()));
+        progress.set_stage(format!(
+            "schemas (pass 1/2), file {}/{}",
+            i + 1,
+            paths.len()
+        ));
         let mut reader = LogReader::open(path)?;
         let mut uncounted = 0;
         while reader.next_raw()? {
@@ -163,16 +167,29 @@ pub fn merge(
     out: &Path,
     progress: &Progress,
 ) -> Result<(u64, Vec<String>), Error> {
+    merge_with(paths, out, progress, true).map(|m| (m.records, m.warnings))
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// Records written.
+    pub records: u64,
+    /// Records whose counters were copied as they were (the others were decoded and encoded).
+    pub copied: u64,
+    /// The readers' warnings.
+    pub warnings: Vec<String>,
+}
+
+/// [`merge`], saying how many records were copied.
+pub fn merge_counted(paths: &[PathBuf], out: &Path, progress: &Progress) -> Result<Merged, Error> {
     merge_with(paths, out, progress, true)
 }
 
 /// [`merge`] that decodes and encodes every record (and decodes each twice: the first pass
-/// too): the reference that `merge`'s copies are checked against.
-pub fn merge_decoding(
-    paths: &[PathBuf],
-    out: &Path,
-    progress: &Progress,
-) -> Result<(u64, Vec<String>), Error> {
+/// too), as `merge` did before it copied records: the reference its copies are checked
+/// against.
+pub fn merge_decoding(paths: &[PathBuf], out: &Path, progress: &Progress) -> Result<Merged, Error> {
     merge_with(paths, out, progress, false)
 }
 
@@ -184,7 +201,7 @@ fn merge_with(
     out: &Path,
     progress: &Progress,
     copy: bool,
-) -> Result<(u64, Vec<String>), Error> {
+) -> Result<Merged, Error> {
     check_not_input(out, paths)?;
     let pass1 = if copy { Pass1::Heads } else { Pass1::Decode };
     let mut union = union_shown(paths, progress, pass1)?;
@@ -199,9 +216,13 @@ fn merge_with(
         info: jitarena::log::MethodInfo::default(),
         counts: MethodCounts::default(),
     };
-    let (mut n, mut warnings) = (0, Vec::new());
+    let (mut n, mut copied, mut warnings) = (0, 0, Vec::new());
     for (i, path) in paths.iter().enumerate() {
-        progress.set_stage(format!("records (pass 2/2), file {}/{}", i + 1, paths.len()));
+        progress.set_stage(format!(
+            "records (pass 2/2), file {}/{}",
+            i + 1,
+            paths.len()
+        ));
         let mut reader = LogReader::open(path)?;
         // Whether the file's last schema seen (by address) is the union: its records copy.
         let mut last: Option<(Arc<jitarena::counters::Schema>, bool)> = None;
@@ -219,6 +240,7 @@ fn merge_with(
                         .flatten();
                     if let Some(r) = &copyable {
                         writer.write_copy(&schema, r).map_err(io)?;
+                        copied += 1;
                     }
                     copyable.is_some()
                 }
@@ -249,7 +271,11 @@ fn merge_with(
         .map_err(io)?;
     file.commit()?;
     progress.finish();
-    Ok((n, warnings))
+    Ok(Merged {
+        records: n,
+        copied,
+        warnings,
+    })
 }
 
 /// Output formats of `dump`.
