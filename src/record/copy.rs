@@ -37,14 +37,20 @@ impl<'a> Strict<'a> {
     }
 }
 
-/// The minimal varint at `at` in `bytes` and the position after it: one byte inline, longer
-/// ones out of line. `None` when it runs past the end, is longer than 64 bits or is padded (a
-/// last byte of 0 after others: not the writer's encoding).
+/// The minimal varint at `at` in `bytes` and the position after it: one or two bytes (most
+/// numbers) inline, longer ones out of line. `None` when it runs past the end, is longer than
+/// 64 bits or is padded (a last byte of 0 after others: not the writer's encoding).
 #[inline(always)]
 fn varint_at(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
     match bytes.get(at) {
         Some(&first) if first < 0x80 => Some((u64::from(first), at + 1)),
-        _ => varint_long(bytes, at),
+        Some(&first) => match bytes.get(at + 1) {
+            Some(&second) if second < 0x80 && second != 0 => {
+                Some((u64::from(first & 0x7f) | u64::from(second) << 7, at + 2))
+            }
+            _ => varint_long(bytes, at),
+        },
+        None => None,
     }
 }
 
@@ -113,7 +119,8 @@ fn kinds_bulk(bytes: &[u8], at: usize, n: usize) -> Option<(u64, usize)> {
         let w = word_at(bytes, word_start)?;
         let cont = w & HIGH;
         let ends = cont ^ HIGH;
-        let found = ends.count_ones() as usize;
+        // One bit per byte: counted by a multiply (no `popcnt` on baseline x86-64).
+        let found = ((ends >> 7).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
         // The bytes of this word that belong to the kinds: up to the last number's end.
         let mut inside = HIGH;
         let mut len = 8;
@@ -173,7 +180,19 @@ fn set_bits(bitmap: &[u8]) -> impl Iterator<Item = usize> + '_ {
 }
 
 fn count_bits(bitmap: &[u8]) -> usize {
-    bitmap.iter().map(|b| b.count_ones() as usize).sum()
+    let mut words = bitmap.chunks_exact(8);
+    let whole: usize = words
+        .by_ref()
+        .map(|w| {
+            u64::from_le_bytes(<[u8; 8]>::try_from(w).unwrap_or_default()).count_ones() as usize
+        })
+        .sum();
+    whole
+        + words
+            .remainder()
+            .iter()
+            .map(|b| b.count_ones() as usize)
+            .sum::<usize>()
 }
 
 /// Whether the counters of the version-2 record `payload` (whose head is `head`), laid out
