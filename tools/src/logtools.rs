@@ -194,7 +194,7 @@ pub fn merge_decoding(paths: &[PathBuf], out: &Path, progress: &Progress) -> Res
 }
 
 /// The output buffer of a merge: large writes, bounded memory.
-const MERGE_BUFFER: usize = 1 << 20;
+const MERGE_BUFFER: usize = 1 << 18;
 
 fn merge_with(
     paths: &[PathBuf],
