@@ -204,7 +204,12 @@ fn merge_with(
 ) -> Result<Merged, Error> {
     check_not_input(out, paths)?;
     let pass1 = if copy { Pass1::Heads } else { Pass1::Decode };
-    let mut union = union_shown(paths, progress, pass1)?;
+    let mut union = match union_shown(paths, progress, pass1) {
+        // The error that decoding every record meets first (a record's counters may be
+        // corrupt before the head that failed), as the second pass would report it.
+        Err(_) if pass1 == Pass1::Heads => union_shown(paths, progress, Pass1::Decode)?,
+        union => union?,
+    };
     let schema = Arc::new(union.schema()?);
     let file = OutputFile::create(out)?;
     let io = |e: std::io::Error| io_error(out, "write", &e);
