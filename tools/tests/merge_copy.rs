@@ -254,3 +254,28 @@ fn a_log_cut_short_merges_to_the_same_file_with_the_same_warning() {
     );
     assert_eq!((merged.records, merged.copied), (5999, 5999));
 }
+
+/// The first corrupt record is reported, whether its counters or its head are corrupt: the
+/// copying merge's first pass reads heads only, and fails on a later record's head.
+#[test]
+fn the_first_corrupt_record_is_reported_when_a_later_head_is_corrupt() {
+    let canonical: &[u8] = &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01];
+    let past: &[u8] = &[2, 1, 100, 0b1011, 10, 1, 5, 1, 0, 0b01];
+    let path = hand_made(
+        "order.jas",
+        &[(IN_4K | DERIVED, canonical), (IN_4K | DERIVED, past)],
+    );
+    let mut bytes = std::fs::read(&path).unwrap();
+    // A record whose name shares 50 bytes with the previous one's 7.
+    put_frame(&mut bytes, 3, &[0, 0, 50, 0]);
+    std::fs::write(&path, bytes).unwrap();
+    let out = tmp("order-out.jas");
+    let got = merge_counted(&[path.clone()], &out, &Progress::hidden()).expect_err("corrupt");
+    let want = merge_decoding(&[path], &out, &Progress::hidden()).expect_err("corrupt");
+    assert_eq!(got.message, want.message);
+    assert!(
+        got.message.contains("outside its schema"),
+        "{}",
+        got.message
+    );
+}
