@@ -270,8 +270,9 @@ fn the_first_corrupt_record_is_reported_when_a_later_head_is_corrupt() {
     put_frame(&mut bytes, 3, &[0, 0, 50, 0]);
     std::fs::write(&path, bytes).unwrap();
     let out = tmp("order-out.jas");
-    let got = merge_counted(&[path.clone()], &out, &Progress::hidden()).expect_err("corrupt");
-    let want = merge_decoding(&[path], &out, &Progress::hidden()).expect_err("corrupt");
+    let inputs = [path];
+    let got = merge_counted(&inputs, &out, &Progress::hidden()).expect_err("corrupt");
+    let want = merge_decoding(&inputs, &out, &Progress::hidden()).expect_err("corrupt");
     assert_eq!(got.message, want.message);
     assert!(
         got.message.contains("outside its schema"),
