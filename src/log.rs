@@ -13,6 +13,9 @@ use crate::format::{
 };
 use crate::record;
 
+mod copy;
+pub use copy::CopyableRecord;
+
 /// Frame type: a schema (its id, kind names, phase names).
 pub(crate) const FRAME_SCHEMA: u8 = 1;
 /// Frame type: a tier name and its id.

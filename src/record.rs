@@ -606,3 +606,7 @@ fn read_by_phase(
     }
     Ok(())
 }
+
+// Copying records from log to log (`jitarena merge`): the head re-encoded, the counters copied.
+mod copy;
+pub(crate) use copy::{copyable, put_head};

@@ -1,12 +1,14 @@
 //! `stats` and `merge` speed: a generated stats log of 200,000 methods summed up, and two of
-//! 100,000 merged into one; throughput in methods. Run: `cargo bench --bench stats`.
+//! 100,000 merged into one (copying records, as `jitarena merge` does, and for reference
+//! decoding and encoding every record, as it did before); throughput in methods. Run:
+//! `cargo bench --bench stats`.
 
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use jitarena_tools::cli::gen_log;
 use jitarena_tools::gen::{GenOptions, Generator};
-use jitarena_tools::logtools::merge;
+use jitarena_tools::logtools::{merge, merge_decoding};
 use jitarena_tools::progress::Progress;
 use jitarena_tools::report::stats::collect;
 
@@ -51,6 +53,9 @@ fn merging(c: &mut Criterion) {
     group.throughput(Throughput::Elements(2 * METHODS));
     group.bench_function("2x100k-methods", |b| {
         b.iter(|| merge(&shards, &out, &Progress::hidden()).expect("merge"))
+    });
+    group.bench_function("2x100k-methods-decoding", |b| {
+        b.iter(|| merge_decoding(&shards, &out, &Progress::hidden()).expect("merge"))
     });
     group.finish();
 }

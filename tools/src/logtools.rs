@@ -58,22 +58,77 @@ fn each_record(
 
 /// The union of the schemas of these logs (a first pass over them).
 pub fn union_of(paths: &[PathBuf]) -> Result<SchemaUnion, Error> {
-    union_shown(paths, &Progress::hidden())
+    union_shown(paths, &Progress::hidden(), Pass1::Decode)
+}
+
+/// How the first pass of a merge reads records.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass1 {
+    /// Every record decoded (and so checked) whole.
+    Decode,
+    /// Only the heads of version-2 records (their schema ids); their counters are checked by
+    /// the second pass, which reads every record anyway.
+    Heads,
+}
+
+/// The schemas of the records of these logs, in order, each time it changes.
+fn schemas_of(
+    paths: &[PathBuf],
+    progress: &Progress,
+    pass1: Pass1,
+    mut f: impl FnMut(&Arc<jitarena::counters::Schema>),
+) -> Result<(), Error> {
+    if pass1 == Pass1::Decode {
+        return each_record(paths, progress, "schemas (pass 1/2), ", |r| {
+            f(&r.schema);
+            Ok(())
+        })
+        .map(drop);
+    }
+    let mut record = MethodRecord {
+        schema: Arc::new(jitarena::counters::Schema::default()),
+        info: jitarena::log::MethodInfo::default(),
+        counts: MethodCounts::default(),
+    };
+    for (i, path) in paths.iter().enumerate() {
+        progress.set_stage(format!(
+            "schemas (pass 1/2), file {}/{}",
+            i + 1,
+            paths.len()
+        ));
+        let mut reader = LogReader::open(path)?;
+        let mut uncounted = 0;
+        while reader.next_raw()? {
+            match reader.current_schema()? {
+                Some(schema) => f(schema),
+                None => {
+                    reader.decode_current(&mut record)?;
+                    f(&record.schema);
+                }
+            }
+            uncounted += 1;
+            if uncounted == 1024 {
+                progress.add(uncounted);
+                uncounted = 0;
+            }
+        }
+        progress.add(uncounted);
+    }
+    Ok(())
 }
 
 /// The union of the schemas of these logs: the first half of the files on another thread, the
 /// second half on this one, then the second half's schemas added after the first half's (the
 /// union is the same as one thread's, which takes names in the order first seen).
-fn union_shown(paths: &[PathBuf], progress: &Progress) -> Result<SchemaUnion, Error> {
+fn union_shown(paths: &[PathBuf], progress: &Progress, pass1: Pass1) -> Result<SchemaUnion, Error> {
     let one = |paths: &[PathBuf]| {
         let mut union = SchemaUnion::default();
         let mut last: Option<Arc<jitarena::counters::Schema>> = None;
-        each_record(paths, progress, "schemas (pass 1/2), ", |r| {
-            if !last.as_ref().is_some_and(|s| Arc::ptr_eq(s, &r.schema)) {
-                union.add(&r.schema);
-                last = Some(Arc::clone(&r.schema));
+        schemas_of(paths, progress, pass1, |schema| {
+            if !last.as_ref().is_some_and(|s| Arc::ptr_eq(s, schema)) {
+                union.add(schema);
+                last = Some(Arc::clone(schema));
             }
-            Ok(())
         })
         .map(|_| union)
     };
@@ -102,40 +157,130 @@ fn union_shown(paths: &[PathBuf], progress: &Progress) -> Result<SchemaUnion, Er
 /// temporary name and renamed into place when complete, so a failed merge leaves any earlier
 /// file as it was. Progress is counted on `progress` (both passes: the schemas, then the
 /// records).
+///
+/// A version-2 record whose schema is already the union (the same names in the same order) is
+/// copied: its head is written again for the output, its counters are checked and copied as
+/// they are ([`LogWriter::write_copy`]). Other records are decoded, re-laid against the union
+/// and encoded; the file is the same as [`merge_decoding`] writes.
 pub fn merge(
     paths: &[PathBuf],
     out: &Path,
     progress: &Progress,
 ) -> Result<(u64, Vec<String>), Error> {
+    merge_with(paths, out, progress, true).map(|m| (m.records, m.warnings))
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// Records written.
+    pub records: u64,
+    /// Records whose counters were copied as they were (the others were decoded and encoded).
+    pub copied: u64,
+    /// The readers' warnings.
+    pub warnings: Vec<String>,
+}
+
+/// [`merge`], saying how many records were copied.
+pub fn merge_counted(paths: &[PathBuf], out: &Path, progress: &Progress) -> Result<Merged, Error> {
+    merge_with(paths, out, progress, true)
+}
+
+/// [`merge`] that decodes and encodes every record (and decodes each twice: the first pass
+/// too), as `merge` did before it copied records: the reference its copies are checked
+/// against.
+pub fn merge_decoding(paths: &[PathBuf], out: &Path, progress: &Progress) -> Result<Merged, Error> {
+    merge_with(paths, out, progress, false)
+}
+
+/// The output buffer of a merge: large writes, bounded memory.
+const MERGE_BUFFER: usize = 1 << 18;
+
+fn merge_with(
+    paths: &[PathBuf],
+    out: &Path,
+    progress: &Progress,
+    copy: bool,
+) -> Result<Merged, Error> {
     check_not_input(out, paths)?;
-    let mut union = union_shown(paths, progress)?;
+    let pass1 = if copy { Pass1::Heads } else { Pass1::Decode };
+    let mut union = match union_shown(paths, progress, pass1) {
+        // The error that decoding every record meets first (a record's counters may be
+        // corrupt before the head that failed), as the second pass would report it.
+        Err(_) if pass1 == Pass1::Heads => union_shown(paths, progress, Pass1::Decode)?,
+        union => union?,
+    };
     let schema = Arc::new(union.schema()?);
     let file = OutputFile::create(out)?;
     let io = |e: std::io::Error| io_error(out, "write", &e);
-    let mut writer = LogWriter::new(std::io::BufWriter::new(file.file())).map_err(io)?;
+    let buffered = std::io::BufWriter::with_capacity(MERGE_BUFFER, file.file());
+    let mut writer = LogWriter::new(buffered).map_err(io)?;
     let mut counts = MethodCounts::default();
-    let mut n = 0;
-    let warnings = each_record(paths, progress, "records (pass 2/2), ", |r| {
-        union.remap_sealed(&r.schema, &r.counts, &mut counts);
-        n += 1;
-        let i = &r.info;
-        writer
-            .write(
-                &schema,
-                i.name.as_deref(),
-                i.context,
-                i.tier.as_deref(),
-                &counts,
-            )
-            .map_err(io)
-    })?;
+    let mut record = MethodRecord {
+        schema: Arc::new(jitarena::counters::Schema::default()),
+        info: jitarena::log::MethodInfo::default(),
+        counts: MethodCounts::default(),
+    };
+    let (mut n, mut copied, mut warnings) = (0, 0, Vec::new());
+    for (i, path) in paths.iter().enumerate() {
+        progress.set_stage(format!(
+            "records (pass 2/2), file {}/{}",
+            i + 1,
+            paths.len()
+        ));
+        let mut reader = LogReader::open(path)?;
+        // Whether the file's last schema seen (by address) is the union: its records copy.
+        let mut last: Option<(Arc<jitarena::counters::Schema>, bool)> = None;
+        let mut uncounted = 0;
+        while reader.next_raw()? {
+            let copied = match reader.current_schema()? {
+                Some(s) if copy => {
+                    if !last.as_ref().is_some_and(|l| Arc::ptr_eq(&l.0, s)) {
+                        last = Some((Arc::clone(s), **s == *schema));
+                    }
+                    let copyable = last
+                        .as_ref()
+                        .is_some_and(|l| l.1)
+                        .then(|| reader.current_copyable())
+                        .flatten();
+                    if let Some(r) = &copyable {
+                        writer.write_copy(&schema, r).map_err(io)?;
+                        copied += 1;
+                    }
+                    copyable.is_some()
+                }
+                _ => false,
+            };
+            if !copied {
+                reader.decode_current(&mut record)?;
+                union.remap_sealed(&record.schema, &record.counts, &mut counts);
+                let i = &record.info;
+                let (name, tier) = (i.name.as_deref(), i.tier.as_deref());
+                writer
+                    .write(&schema, name, i.context, tier, &counts)
+                    .map_err(io)?;
+            }
+            n += 1;
+            uncounted += 1;
+            if uncounted == 1024 {
+                progress.add(uncounted);
+                uncounted = 0;
+            }
+        }
+        progress.add(uncounted);
+        warnings.extend(reader.warnings().iter().cloned());
+    }
     writer
         .finish()
         .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
         .map_err(io)?;
     file.commit()?;
     progress.finish();
-    Ok((n, warnings))
+    Ok(Merged {
+        records: n,
+        copied,
+        warnings,
+    })
 }
 
 /// Output formats of `dump`.

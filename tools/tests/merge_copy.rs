@@ -1,0 +1,282 @@
+//! `merge` copies the counters of version-2 records whose schema is already the output's: the
+//! file it writes is byte for byte the one that decoding and encoding every record writes
+//! (`merge_decoding`, the way merge worked before), on generated shards, shards of other
+//! schemas, a version-1 log and records that other writers laid out otherwise; and every corrupt
+//! record is refused as before, naming the file and the offset.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use jitarena::format::{header_for, put_frame, put_str, put_varint, Content};
+use jitarena::log::LogWriter;
+use jitarena::{MethodCounts, Schema};
+use jitarena_tools::cli::gen_log;
+use jitarena_tools::gen::{GenOptions, Generator};
+use jitarena_tools::logtools::{merge_counted, merge_decoding, Merged};
+use jitarena_tools::progress::Progress;
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("merge_copy");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn generated(name: &str, seed: u64, scale: &[(&str, f64)]) -> PathBuf {
+    let path = tmp(name);
+    let generator = Generator::new(GenOptions {
+        seed,
+        methods: 3000,
+        scale: scale.iter().map(|&(k, p)| (k.to_string(), p)).collect(),
+    })
+    .unwrap();
+    gen_log(&generator, &path).unwrap();
+    path
+}
+
+/// Both merges of `inputs`: the outputs are the same bytes and the results the same but for
+/// the copies. Returns what the copying merge did.
+fn both(name: &str, inputs: &[PathBuf]) -> Merged {
+    let (copying, decoding) = (
+        tmp(&format!("merged-{name}.jas")),
+        tmp(&format!("merged-{name}-ref.jas")),
+    );
+    let got = merge_counted(inputs, &copying, &Progress::hidden()).unwrap();
+    let want = merge_decoding(inputs, &decoding, &Progress::hidden()).unwrap();
+    assert_eq!(want.copied, 0);
+    assert_eq!((got.records, &got.warnings), (want.records, &want.warnings));
+    let (got_bytes, want_bytes) = (
+        std::fs::read(copying).unwrap(),
+        std::fs::read(decoding).unwrap(),
+    );
+    assert!(
+        got_bytes == want_bytes,
+        "{name}: the copying merge wrote other bytes"
+    );
+    got
+}
+
+#[test]
+fn generated_shards_are_copied_and_the_file_is_the_same() {
+    let a = generated("gen-a.jas", 1, &[]);
+    let b = generated("gen-b.jas", 2, &[("LSRA", 30.0)]);
+    let merged = both("gen", &[a.clone(), b.clone()]);
+    assert_eq!((merged.records, merged.copied), (6000, 6000));
+    // A merged log merged again with a shard: copied too.
+    let again = both("gen-again", &[tmp("merged-gen.jas"), a]);
+    assert_eq!((again.records, again.copied), (9000, 9000));
+}
+
+/// A log of `records`, each `(schema, name, counts)`, written by the library's writer.
+fn written(name: &str, records: &[(&Arc<Schema>, &str, MethodCounts)]) -> PathBuf {
+    let path = tmp(name);
+    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for (i, (schema, method, counts)) in records.iter().enumerate() {
+        let tier = ["Tier0", "Tier1"][i % 2];
+        w.write(schema, Some(method), i as i64, Some(tier), counts)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    path
+}
+
+#[test]
+fn shards_of_other_schemas_and_version_1_logs_are_the_same_file() {
+    let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+    let ab = Arc::new(Schema::new(names(&["A", "B"]), names(&["P"])).unwrap());
+    let ba = Arc::new(Schema::new(names(&["B", "A", "C"]), names(&["Q", "P"])).unwrap());
+    let counts = |kinds: Vec<(u32, u64, u64)>, phases: Vec<(u32, u64)>| MethodCounts {
+        used_bytes: 64,
+        reserved_bytes: 4096,
+        page_count: 1,
+        kinds,
+        phases,
+        ..MethodCounts::default()
+    };
+    let first = written(
+        "ab.jas",
+        &[
+            (
+                &ab,
+                "N.C:M0",
+                counts(vec![(0, 10, 1), (2, 3, 1)], vec![(0, 13)]),
+            ),
+            (&ab, "N.C:M1", counts(vec![(1, 7, 2)], vec![(1, 7)])),
+        ],
+    );
+    let second = written(
+        "ba.jas",
+        &[
+            (
+                &ba,
+                "N.C:M1",
+                counts(vec![(0, 5, 1), (2, 1, 1)], vec![(1, 6)]),
+            ),
+            (&ab, "N.D:M", counts(vec![(0, 4, 1)], vec![(0, 4)])),
+        ],
+    );
+    let v1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/v1.jas");
+    // The first file's schema is not the union (which has C and Q): nothing is copied.
+    let v1_records = jitarena::log::read_all(&v1).unwrap().0.len() as u64;
+    let mixed = both("mixed", &[first.clone(), second, v1.clone()]);
+    assert_eq!((mixed.records, mixed.copied), (4 + v1_records, 0));
+    // Alone, its records are copied.
+    assert_eq!(both("ab", &[first]).copied, 2);
+    // A version-1 log is converted, never copied.
+    let converted = both("v1", &[v1]);
+    assert_eq!((converted.records, converted.copied), (v1_records, 0));
+}
+
+/// A version-2 log of schema (kinds A, B; phase P) whose records are `(head bits, body)`: the
+/// body follows the head, context delta 0 and a name written whole (no prefix shared with the
+/// previous one, although it could be: the merge writes the name relative to its own output).
+fn hand_made(name: &str, records: &[(u8, &[u8])]) -> PathBuf {
+    let mut bytes = header_for(Content::Log, 2).to_vec();
+    let mut p = Vec::new();
+    put_varint(&mut p, 0);
+    put_varint(&mut p, 2);
+    put_str(&mut p, "A");
+    put_str(&mut p, "B");
+    put_varint(&mut p, 1);
+    put_str(&mut p, "P");
+    put_frame(&mut bytes, 1, &p);
+    for (i, (head, body)) in records.iter().enumerate() {
+        let mut p = vec![*head, 0, 0];
+        put_str(&mut p, &format!("Ns.C:M{i}"));
+        p.extend_from_slice(body);
+        put_frame(&mut bytes, 3, &p);
+    }
+    let path = tmp(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Head bits: kinds by phase follow; the last phase derived; reserved bytes in 4 KiB units.
+const BY_PHASE: u8 = 2;
+const DERIVED: u8 = 4;
+const IN_4K: u8 = 8;
+
+#[test]
+fn records_laid_out_otherwise_are_encoded_again_as_before() {
+    // Reserved 2 x 4 KiB, 1 page, largest 100; kinds A (10 bytes, 1) and B (5, 1); used =
+    // kinds; phase P, derived (15 bytes).
+    let canonical: &[u8] = &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01];
+    let records: [(u8, &[u8]); 5] = [
+        (IN_4K | DERIVED, canonical),
+        // Reserved 8192 in bytes.
+        (DERIVED, &[0x80, 0x40, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01]),
+        // The page count padded to two bytes.
+        (
+            IN_4K | DERIVED,
+            &[2, 0x81, 0x00, 100, 0b011, 10, 1, 5, 1, 0, 0b01],
+        ),
+        // The phase's bytes written out.
+        (IN_4K, &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01, 15]),
+        // Kinds by phase with no entry: kind A of 0 bytes in phase P of 0 bytes.
+        (
+            IN_4K | DERIVED | BY_PHASE,
+            &[2, 1, 100, 0b001, 0, 1, 0, 0b01, 0b0],
+        ),
+    ];
+    let path = hand_made("other-layouts.jas", &records);
+    let merged = both("other-layouts", &[path.clone(), path]);
+    // Only the writer's own layout is copied.
+    assert_eq!((merged.records, merged.copied), (10, 2));
+}
+
+#[test]
+fn corrupt_records_are_refused_as_before() {
+    let canonical: &[u8] = &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01];
+    let cases: [(&str, &[u8], &str); 5] = [
+        // Bit 3 is past the invalid-kind bucket (slot 2).
+        (
+            "past",
+            &[2, 1, 100, 0b1011, 10, 1, 5, 1, 0, 0b01],
+            "outside its schema",
+        ),
+        ("short", &[2, 1, 100, 0b011, 10, 1, 5], "lists more kinds"),
+        (
+            "trailing",
+            &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01, 7],
+            "after its last field",
+        ),
+        // The no-phase slot stores 20 bytes, and P would derive 15 - 20.
+        (
+            "negative",
+            &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b11, 20],
+            "more bytes than its kinds",
+        ),
+        // 2^63 bytes twice.
+        (
+            "overflow",
+            &[
+                2, 1, 100, 0b011, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1, 1, 0x80,
+                0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1, 1, 0, 0b01,
+            ],
+            "more than 2^64 - 1",
+        ),
+    ];
+    let good = hand_made("good.jas", &[(IN_4K | DERIVED, canonical)]);
+    for (name, body, says) in cases {
+        // After a good record, so that the corrupt one is not the first frame.
+        let path = hand_made(
+            &format!("{name}.jas"),
+            &[(IN_4K | DERIVED, canonical), (IN_4K | DERIVED, body)],
+        );
+        let inputs = [good.clone(), path];
+        let out = tmp("corrupt-out.jas");
+        let got = merge_counted(&inputs, &out, &Progress::hidden()).expect_err(name);
+        let want = merge_decoding(&inputs, &out, &Progress::hidden()).expect_err(name);
+        assert_eq!(got.message, want.message, "{name}");
+        assert!(
+            got.message
+                .contains(&format!("{name}.jas: record at byte "))
+                && got.message.contains("is corrupt")
+                && got.message.contains(says),
+            "{name}: {}",
+            got.message
+        );
+        assert!(!out.exists(), "{name}: no output is left");
+    }
+}
+
+#[test]
+fn a_log_cut_short_merges_to_the_same_file_with_the_same_warning() {
+    let a = generated("cut-a.jas", 3, &[]);
+    let bytes = std::fs::read(&a).unwrap();
+    let cut = tmp("cut.jas");
+    std::fs::write(&cut, &bytes[..bytes.len() - 7]).unwrap();
+    let merged = both("cut", &[cut, a]);
+    assert_eq!(merged.warnings.len(), 1);
+    assert!(
+        merged.warnings[0].contains("cut short"),
+        "{:?}",
+        merged.warnings
+    );
+    assert_eq!((merged.records, merged.copied), (5999, 5999));
+}
+
+/// The first corrupt record is reported, whether its counters or its head are corrupt: the
+/// copying merge's first pass reads heads only, and fails on a later record's head.
+#[test]
+fn the_first_corrupt_record_is_reported_when_a_later_head_is_corrupt() {
+    let canonical: &[u8] = &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01];
+    let past: &[u8] = &[2, 1, 100, 0b1011, 10, 1, 5, 1, 0, 0b01];
+    let path = hand_made(
+        "order.jas",
+        &[(IN_4K | DERIVED, canonical), (IN_4K | DERIVED, past)],
+    );
+    let mut bytes = std::fs::read(&path).unwrap();
+    // A record whose name shares 50 bytes with the previous one's 7.
+    put_frame(&mut bytes, 3, &[0, 0, 50, 0]);
+    std::fs::write(&path, bytes).unwrap();
+    let out = tmp("order-out.jas");
+    let inputs = [path];
+    let got = merge_counted(&inputs, &out, &Progress::hidden()).expect_err("corrupt");
+    let want = merge_decoding(&inputs, &out, &Progress::hidden()).expect_err("corrupt");
+    assert_eq!(got.message, want.message);
+    assert!(
+        got.message.contains("outside its schema"),
+        "{}",
+        got.message
+    );
+}
