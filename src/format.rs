@@ -226,15 +226,23 @@ pub(crate) fn varint_at(bytes: &[u8], at: &mut usize) -> Result<u64, Malformed> 
         *at += len;
         return Ok(value);
     }
-    varint_near_end(bytes, at)
+    // The last values of a record (its phases): one-byte values checked byte by byte inline.
+    match bytes.get(*at) {
+        Some(&first) if first < 0x80 => {
+            *at += 1;
+            Ok(u64::from(first))
+        }
+        _ => varint_near_end(bytes, at),
+    }
 }
 
-/// Reads two LEB128 values from `*at` of `bytes`, advancing `*at` past them: with at least
-/// twice [`MAX_VARINT`] bytes left, one bounds check covers both.
+/// Reads two LEB128 values from byte `at` of `bytes`; returns them and the position after
+/// them. With at least twice [`MAX_VARINT`] bytes left, one bounds check covers both; the
+/// position is passed by value so that callers keep it in a register.
 #[inline(always)]
-pub(crate) fn varint_pair_at(bytes: &[u8], at: &mut usize) -> Result<(u64, u64), Malformed> {
+pub(crate) fn varint_pair_at(bytes: &[u8], at: usize) -> Result<(u64, u64, usize), Malformed> {
     if let Some(chunk) = bytes
-        .get(*at..)
+        .get(at..)
         .and_then(|rest| rest.first_chunk::<{ 2 * MAX_VARINT }>())
     {
         let (a, len_a) = varint_in(chunk.first_chunk().ok_or(SHORT)?)?;
@@ -245,16 +253,17 @@ pub(crate) fn varint_pair_at(bytes: &[u8], at: &mut usize) -> Result<(u64, u64),
                 .and_then(|r| r.first_chunk())
                 .ok_or(SHORT)?,
         )?;
-        *at += len_a + len_b;
-        return Ok((a, b));
+        return Ok((a, b, at + len_a + len_b));
     }
     varint_pair_near_end(bytes, at)
 }
 
 /// [`varint_pair_at`] near the end of a record.
 #[inline(never)]
-fn varint_pair_near_end(bytes: &[u8], at: &mut usize) -> Result<(u64, u64), Malformed> {
-    Ok((varint_near_end(bytes, at)?, varint_near_end(bytes, at)?))
+fn varint_pair_near_end(bytes: &[u8], mut at: usize) -> Result<(u64, u64, usize), Malformed> {
+    let a = varint_near_end(bytes, &mut at)?;
+    let b = varint_near_end(bytes, &mut at)?;
+    Ok((a, b, at))
 }
 
 /// A value that runs past the end of its record.

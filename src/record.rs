@@ -510,8 +510,9 @@ fn for_each_slot(
 
 /// Decodes the `(bytes, count)` pair of each kind set in `bitmap` from `p` into `kinds`;
 /// returns the sums of bytes and of counts, and whether either passed 2^64 - 1. The innermost
-/// loop of every reader: its position is kept in a local, not in `p`.
-#[inline(always)]
+/// loop of every reader: its position is kept in a local, not in `p`, and it is a function of
+/// its own so that its state stays in registers.
+#[inline(never)]
 fn read_kinds(
     p: &mut Payload<'_>,
     bitmap: &[u8],
@@ -525,7 +526,8 @@ fn read_kinds(
         while word != 0 {
             let slot = base + word.trailing_zeros();
             word &= word - 1;
-            let (b, n) = varint_pair_at(bytes, &mut at)?;
+            let (b, n, next) = varint_pair_at(bytes, at)?;
+            at = next;
             total += u128::from(b);
             count_sum += u128::from(n);
             kinds.push((slot, b, n));
@@ -535,6 +537,37 @@ fn read_kinds(
     *p = Payload::at(bytes, at);
     let overflow = total > u128::from(u64::MAX) || count_sum > u128::from(u64::MAX);
     Ok((total as u64, count_sum as u64, overflow))
+}
+
+/// Decodes the bytes of the first `stored` phases set in `bitmap` from `p` into `phases` (the
+/// others get 0); returns their sum.
+#[inline(never)]
+fn read_phases(
+    p: &mut Payload<'_>,
+    bitmap: &[u8],
+    stored: usize,
+    phases: &mut Vec<(u32, u64)>,
+) -> Result<u64, Malformed> {
+    let (bytes, mut at) = (p.all(), p.position());
+    let mut sum = 0u64;
+    let mut base = 0u32;
+    for mut word in words(bitmap) {
+        while word != 0 {
+            let slot = base + word.trailing_zeros();
+            word &= word - 1;
+            let value = if phases.len() < stored {
+                let value = varint_at(bytes, &mut at)?;
+                sum = sum.checked_add(value).ok_or(TOO_MANY_BYTES)?;
+                value
+            } else {
+                0
+            };
+            phases.push((slot, value));
+        }
+        base = base.wrapping_add(64);
+    }
+    *p = Payload::at(bytes, at);
+    Ok(sum)
 }
 
 /// Decodes the counters of a version-2 record (from [`Head::body`]) into `c`, reusing its
@@ -579,23 +612,16 @@ pub(crate) fn decode_counts(
     let stored = n - usize::from(derived);
     c.phases.clear();
     c.phases.reserve(n);
-    let (bytes, mut at) = (p.all(), p.position());
-    let mut phase_sum = 0u64;
-    for_each_slot(bitmap, |slot| {
-        let bytes = if c.phases.len() < stored {
-            let bytes = varint_at(bytes, &mut at)?;
-            phase_sum = phase_sum.checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
-            bytes
-        } else {
-            // The last phase, derived: the kinds' bytes less the other phases'.
-            total.checked_sub(phase_sum).ok_or(Malformed(
-                "its phases hold more bytes than its kinds, but it says they hold as many",
-            ))?
-        };
-        c.phases.push((slot, bytes));
-        Ok(())
-    })?;
-    p = Payload::at(bytes, at);
+    let phase_sum = read_phases(&mut p, bitmap, stored, &mut c.phases)?;
+    if derived {
+        // The last phase's bytes: the kinds' bytes less the other phases'.
+        let bytes = total.checked_sub(phase_sum).ok_or(Malformed(
+            "its phases hold more bytes than its kinds, but it says they hold as many",
+        ))?;
+        if let Some(last) = c.phases.last_mut() {
+            last.1 = bytes;
+        }
+    }
     c.phase_kind_bytes.clear();
     if head.head & BY_PHASE != 0 {
         read_by_phase(&mut p, c, scratch)?;
