@@ -417,17 +417,6 @@ pub struct FrameReader {
     scanned: u64,
 }
 
-/// An error about the record (frame) at `offset` of the file at `path`.
-pub(crate) fn corrupt(path: &Path, offset: u64, what: &str) -> Error {
-    Error::new(
-        ErrorCode::Io,
-        format!(
-            "{}: record at byte {offset} is corrupt: {what}",
-            path.display()
-        ),
-    )
-}
-
 /// The first read of a frame's body: larger frames are read in growing steps, so that memory
 /// follows the bytes actually there, not the length a frame claims.
 const FIRST_READ: usize = 1 << 16;
@@ -515,7 +504,13 @@ impl FrameReader {
 
     /// An error about the frame at `offset`.
     pub fn corrupt(&self, offset: u64, what: &str) -> Error {
-        corrupt(&self.path, offset, what)
+        Error::new(
+            ErrorCode::Io,
+            format!(
+                "{}: record at byte {offset} is corrupt: {what}",
+                self.path.display()
+            ),
+        )
     }
 
     /// Reads the next frame into [`FrameReader::frame`]; false at the end. A frame cut short

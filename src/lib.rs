@@ -17,7 +17,6 @@
 pub mod arena;
 mod capi;
 pub mod counters;
-pub mod detached;
 pub mod error;
 mod fork;
 pub mod format;

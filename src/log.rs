@@ -7,7 +7,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::counters::Schema;
-use crate::detached::RawRecord;
 use crate::error::Error;
 use crate::format::{
     self, put_frame, put_signed, put_str, put_varint, Content, FrameReader, Malformed, Payload,
@@ -513,28 +512,6 @@ impl DictionaryReader {
         self.ids_into(schema_id, tier_id, name, info)
     }
 
-    /// Looks up a record's schema and tier (`None`: none) by id.
-    pub(crate) fn resolve(
-        &self,
-        schema_id: u64,
-        tier_id: u64,
-    ) -> Result<(&Arc<Schema>, Option<&Arc<str>>), Malformed> {
-        let schema = usize::try_from(schema_id)
-            .ok()
-            .and_then(|id| self.schemas.get(id))
-            .ok_or(Malformed("it names a schema not defined before it"))?;
-        let tier = match tier_id {
-            0 => None,
-            id => Some(
-                usize::try_from(id - 1)
-                    .ok()
-                    .and_then(|id| self.tiers.get(id))
-                    .ok_or(Malformed("it names a tier not defined before it"))?,
-            ),
-        };
-        Ok((schema, tier))
-    }
-
     /// Looks up a record's schema and tier by id and sets `info`'s tier and name (reusing its
     /// strings); returns the record's schema.
     pub(crate) fn ids_into(
@@ -663,29 +640,6 @@ impl LogReader {
             return Ok(true);
         }
         Ok(false)
-    }
-
-    /// Copies the record [`LogReader::next_raw`] moved to into `raw`, with its schema, tier,
-    /// name and context resolved, so that it can be decoded elsewhere (on another thread) with
-    /// [`RawRecord::decode`]; `raw`'s buffers are reused. False, and `raw` unchanged, for a
-    /// version-1 log, whose records are decoded only by [`LogReader::decode_current`].
-    pub fn detach_current(&self, raw: &mut RawRecord) -> Result<bool, Error> {
-        if self.frames.version() < 2 {
-            return Ok(false);
-        }
-        let frame = self.frames.frame();
-        let (schema, tier) = self
-            .dict
-            .resolve(self.head.schema, self.head.tier)
-            .map_err(|e| self.frames.corrupt(frame.offset, e.0))?;
-        raw.fill(
-            self.frames.path(),
-            frame,
-            &self.head,
-            (schema, tier),
-            (&self.prev.name, self.prev.context),
-        );
-        Ok(true)
     }
 
     /// Decodes the record [`LogReader::next_raw`] moved to.

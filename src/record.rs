@@ -396,7 +396,7 @@ fn put_by_phase(p: &mut Vec<u8>, c: &MethodCounts, per_kind: &mut Vec<u64>) -> i
 }
 
 /// The fields of a version-2 record before its counters, which depend on the previous record.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub(crate) struct Head {
     head: u64,
     /// The record's schema id.

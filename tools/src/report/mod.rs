@@ -1,7 +1,7 @@
 //! Reports: the stats of one set of logs (`jitarena stats`) and the diff of two
 //! (`jitarena memdiff`), as console text, markdown, JSON and HTML.
 
-pub mod batches;
+mod batches;
 pub mod diff;
 pub mod html;
 mod sort;

@@ -6,7 +6,6 @@ mod kinds;
 mod live;
 mod numbers;
 mod scan;
-mod two_threads;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
