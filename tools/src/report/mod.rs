@@ -1,7 +1,6 @@
 //! Reports: the stats of one set of logs (`jitarena stats`) and the diff of two
 //! (`jitarena memdiff`), as console text, markdown, JSON and HTML.
 
-mod batches;
 pub mod diff;
 pub mod html;
 mod sort;

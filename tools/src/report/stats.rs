@@ -14,7 +14,9 @@ use super::{pct, quantile, shown, thousands};
 use crate::union::{SchemaUnion, INVALID};
 use jitarena::counters::Schema;
 use jitarena::error::Error;
-use jitarena::log::{add_checked, sum_too_large, LogReader, MethodCounts, MethodRecord};
+use jitarena::log::{
+    add_checked, sum_too_large, LogReader, MethodCounts, MethodInfo, MethodRecord,
+};
 
 /// How many of the largest methods to list.
 pub const TOP_METHODS: usize = 10;
@@ -180,12 +182,24 @@ const TIERS_HELD: usize = 16;
 
 impl Accumulator {
     fn read(&mut self, path: &Path) -> Result<(), Error> {
-        let reader = LogReader::open(path)?;
+        let mut reader = LogReader::open(path)?;
+        let mut r = MethodRecord {
+            schema: Arc::new(Schema::default()),
+            info: MethodInfo::default(),
+            counts: MethodCounts::default(),
+        };
         let mut last = Last::default();
-        // The reader decodes on a second core; the records are tallied here, in file order.
-        let result = super::batches::for_each_record(reader, |r| self.add(r, &mut last, path));
+        let result = (|| {
+            while reader.next_into(&mut r)? {
+                self.add(&r, &mut last, path)?;
+            }
+            Ok(())
+        })();
         self.flush_tier(&mut last, path)?;
-        self.stats.warnings.extend(result?);
+        result?;
+        self.stats
+            .warnings
+            .extend(reader.warnings().iter().cloned());
         Ok(())
     }
 
