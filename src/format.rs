@@ -180,6 +180,123 @@ pub fn put_frame(out: &mut Vec<u8>, kind: u8, payload: &[u8]) {
     out.extend_from_slice(&crc.to_le_bytes());
 }
 
+/// The most bytes a LEB128 value of 64 bits takes.
+pub(crate) const MAX_VARINT: usize = 10;
+
+/// Decodes the LEB128 value at the start of `b`, which holds as many bytes as the longest
+/// value takes: the value and its length, without a bounds check per byte.
+#[inline(always)]
+pub(crate) fn varint_in(b: &[u8; MAX_VARINT]) -> Result<(u64, usize), Malformed> {
+    if b[0] < 0x80 {
+        return Ok((u64::from(b[0]), 1));
+    }
+    if b[1] < 0x80 {
+        return Ok((u64::from(b[0] & 0x7f) | u64::from(b[1]) << 7, 2));
+    }
+    varint_in_long(b)
+}
+
+/// [`varint_in`] for values of three bytes or more.
+#[inline(never)]
+fn varint_in_long(b: &[u8; MAX_VARINT]) -> Result<(u64, usize), Malformed> {
+    let mut value = 0u64;
+    for (i, &byte) in b.iter().enumerate() {
+        if i == MAX_VARINT - 1 && byte > 1 {
+            break; // the tenth byte holds bit 63 only
+        }
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            return Ok((value, i + 1));
+        }
+    }
+    Err(Malformed("a number is longer than 64 bits"))
+}
+
+/// Reads the unsigned LEB128 value at `*at` of `bytes`, advancing `*at` past it: the step
+/// under [`Payload::varint`], for decoders that keep their position in a local (a register).
+#[inline(always)]
+pub(crate) fn varint_at(bytes: &[u8], at: &mut usize) -> Result<u64, Malformed> {
+    // With at least MAX_VARINT bytes left (all but the last few values of a record), one
+    // bounds check covers every byte the value can take.
+    if let Some(chunk) = bytes
+        .get(*at..)
+        .and_then(|rest| rest.first_chunk::<MAX_VARINT>())
+    {
+        let (value, len) = varint_in(chunk)?;
+        *at += len;
+        return Ok(value);
+    }
+    // The last values of a record (its phases): one-byte values checked byte by byte inline.
+    match bytes.get(*at) {
+        Some(&first) if first < 0x80 => {
+            *at += 1;
+            Ok(u64::from(first))
+        }
+        _ => varint_near_end(bytes, at),
+    }
+}
+
+/// Reads two LEB128 values from byte `at` of `bytes`; returns them and the position after
+/// them. With at least twice [`MAX_VARINT`] bytes left, one bounds check covers both; the
+/// position is passed by value so that callers keep it in a register.
+#[inline(always)]
+pub(crate) fn varint_pair_at(bytes: &[u8], at: usize) -> Result<(u64, u64, usize), Malformed> {
+    if let Some(chunk) = bytes
+        .get(at..)
+        .and_then(|rest| rest.first_chunk::<{ 2 * MAX_VARINT }>())
+    {
+        let word = u64::from_le_bytes(*chunk.first_chunk().ok_or(SHORT)?);
+        // The commonest pair (a kind's bytes in two bytes, its count in one), without a branch
+        // per byte: continuation bits 1, 0, 0.
+        if word & 0x80_8080 == 0x80 {
+            return Ok((word & 0x7f | word >> 1 & 0x3f80, word >> 16 & 0x7f, at + 3));
+        }
+        let (a, len_a) = varint_in(chunk.first_chunk().ok_or(SHORT)?)?;
+        // len_a <= MAX_VARINT: at least MAX_VARINT bytes follow the first value.
+        let (b, len_b) = varint_in(
+            chunk
+                .get(len_a..)
+                .and_then(|r| r.first_chunk())
+                .ok_or(SHORT)?,
+        )?;
+        return Ok((a, b, at + len_a + len_b));
+    }
+    varint_pair_near_end(bytes, at)
+}
+
+/// [`varint_pair_at`] near the end of a record.
+#[inline(never)]
+fn varint_pair_near_end(bytes: &[u8], mut at: usize) -> Result<(u64, u64, usize), Malformed> {
+    let a = varint_near_end(bytes, &mut at)?;
+    let b = varint_near_end(bytes, &mut at)?;
+    Ok((a, b, at))
+}
+
+/// A value that runs past the end of its record.
+const SHORT: Malformed = Malformed("a number runs past the record");
+
+/// [`varint_at`] within the last bytes of a record (or past them), a byte at a time.
+#[inline(never)]
+fn varint_near_end(bytes: &[u8], at: &mut usize) -> Result<u64, Malformed> {
+    let mut value = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = *bytes.get(*at).ok_or(SHORT)?;
+        *at += 1;
+        if shift == 63 && byte > 1 {
+            return Err(Malformed("a number is longer than 64 bits"));
+        }
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Ok(value);
+        }
+        shift += 7;
+        if shift > 63 {
+            return Err(Malformed("a number is longer than 64 bits"));
+        }
+    }
+}
+
 /// A cursor over a frame's payload; every read is bounds-checked.
 pub struct Payload<'a> {
     bytes: &'a [u8],
@@ -194,6 +311,19 @@ impl<'a> Payload<'a> {
     /// A cursor at the start of `bytes`.
     pub fn new(bytes: &'a [u8]) -> Payload<'a> {
         Payload { bytes, at: 0 }
+    }
+
+    /// A cursor at byte `at` of `bytes` (at most their length).
+    pub(crate) fn at(bytes: &'a [u8], at: usize) -> Payload<'a> {
+        Payload {
+            bytes,
+            at: at.min(bytes.len()),
+        }
+    }
+
+    /// The bytes under the cursor, all of them.
+    pub(crate) fn all(&self) -> &'a [u8] {
+        self.bytes
     }
 
     /// How many bytes were read.
@@ -214,49 +344,7 @@ impl<'a> Payload<'a> {
     /// Reads an unsigned LEB128 value.
     #[inline(always)] // the decoders' innermost step: most values are one or two bytes
     pub fn varint(&mut self) -> Result<u64, Malformed> {
-        match self.bytes.get(self.at) {
-            Some(&first) if first < 0x80 => {
-                self.at += 1;
-                Ok(u64::from(first))
-            }
-            Some(&first) => match self.bytes.get(self.at + 1) {
-                // Two bytes: most byte counts.
-                Some(&second) if second < 0x80 => {
-                    self.at += 2;
-                    Ok(u64::from(first & 0x7f) | u64::from(second) << 7)
-                }
-                _ => self.varint_long(),
-            },
-            None => self.varint_long(),
-        }
-    }
-
-    /// A value of more than one byte (or none).
-    #[inline(never)]
-    fn varint_long(&mut self) -> Result<u64, Malformed> {
-        const SHORT: Malformed = Malformed("a number runs past the record");
-        let first = *self.bytes.get(self.at).ok_or(SHORT)?;
-        self.at += 1;
-        if first < 0x80 {
-            return Ok(u64::from(first));
-        }
-        let mut value = u64::from(first & 0x7f);
-        let mut shift = 7;
-        loop {
-            let byte = *self.bytes.get(self.at).ok_or(SHORT)?;
-            self.at += 1;
-            if shift == 63 && byte > 1 {
-                return Err(Malformed("a number is longer than 64 bits"));
-            }
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte < 0x80 {
-                return Ok(value);
-            }
-            shift += 7;
-            if shift > 63 {
-                return Err(Malformed("a number is longer than 64 bits"));
-            }
-        }
+        varint_at(self.bytes, &mut self.at)
     }
 
     /// Reads the next `n` bytes as they are.
@@ -587,5 +675,79 @@ impl FrameReader {
             "{}: the last record (at byte {start}) is cut short after {have} bytes, as by a crash or a kill; it is ignored and every earlier record is read",
             self.path.display()
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{put_varint, varint_at, varint_pair_at, Payload};
+
+    /// Values of every length from 1 to 10 bytes, and the edges between lengths.
+    fn values() -> Vec<u64> {
+        let mut v = vec![
+            0,
+            1,
+            0x7f,
+            0x80,
+            0x3fff,
+            0x4000,
+            u64::MAX,
+            u64::MAX - 1,
+            1 << 63,
+        ];
+        v.extend((1..64).map(|b| 1u64 << b));
+        v.extend((1..64).map(|b| (1u64 << b) - 1));
+        v
+    }
+
+    #[test]
+    fn pairs_and_single_values_decode_as_written_at_any_distance_from_the_end() {
+        for &a in &values() {
+            for &b in &values() {
+                let mut bytes = Vec::new();
+                put_varint(&mut bytes, a);
+                put_varint(&mut bytes, b);
+                let len = bytes.len();
+                // 0 to 20 bytes after the pair: the window paths and the near-the-end paths.
+                for tail in 0..=20 {
+                    let mut buf = bytes.clone();
+                    buf.resize(len + tail, 0x80);
+                    assert_eq!(
+                        varint_pair_at(&buf, 0).unwrap(),
+                        (a, b, len),
+                        "{a} {b} +{tail}"
+                    );
+                    let mut at = 0;
+                    assert_eq!(varint_at(&buf, &mut at).unwrap(), a);
+                    assert_eq!(varint_at(&buf, &mut at).unwrap(), b);
+                    assert_eq!(at, len);
+                    let mut p = Payload::new(&buf);
+                    assert_eq!((p.varint().unwrap(), p.varint().unwrap()), (a, b));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn values_longer_than_64_bits_or_cut_short_are_refused() {
+        // An eleventh byte, and a tenth byte above 1, whatever follows.
+        let too_long = [[0xffu8; 10].as_slice(), &[0x02]].concat();
+        let tenth_too_big = [[0xffu8; 9].as_slice(), &[0x02], &[0u8; 20]].concat();
+        for bytes in [too_long.as_slice(), &tenth_too_big] {
+            let mut at = 0;
+            let e = varint_at(bytes, &mut at).unwrap_err();
+            assert_eq!(e.0, "a number is longer than 64 bits");
+            assert!(varint_pair_at(bytes, 0).is_err());
+        }
+        for cut in [&[0x80u8][..], &[0xff, 0xff], &[]] {
+            let mut at = 0;
+            let e = varint_at(cut, &mut at).unwrap_err();
+            assert_eq!(e.0, "a number runs past the record");
+        }
+        // A whole first value and a second cut short.
+        assert_eq!(
+            varint_pair_at(&[0x05, 0x80], 0).unwrap_err().0,
+            "a number runs past the record"
+        );
     }
 }

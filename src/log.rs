@@ -108,6 +108,7 @@ pub fn sum_too_large(path: &Path, what: &str) -> Error {
 
 /// Adds `value` to `total`, or fails with [`sum_too_large`]: for sums over untrusted input,
 /// which must never wrap.
+#[inline]
 pub fn add_checked(total: &mut u64, value: u64, path: &Path, what: &str) -> Result<(), Error> {
     *total = total
         .checked_add(value)

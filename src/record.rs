@@ -8,7 +8,7 @@
 
 use std::io;
 
-use crate::format::{put_varint, Malformed, Payload};
+use crate::format::{put_varint, varint_at, varint_pair_at, Malformed, Payload};
 use crate::log::MethodCounts;
 
 /// `head` bit: a request failed on the memory limit.
@@ -445,15 +445,15 @@ const KIND_OUTSIDE: Malformed =
 const PHASE_OUTSIDE: Malformed =
     Malformed("a phase is outside its schema (its bitmap has a bit past the last phase)");
 
-/// Reads a bitmap of `slots` bits; returns its slots set and how many there are. Each slot set
-/// but `free` ones needs at least `each` more bytes of the record: a bitmap that claims more is
+/// Reads a bitmap of `slots` bits; returns it and how many slots it sets. Each slot set but
+/// `free` ones needs at least `each` more bytes of the record: a bitmap that claims more is
 /// refused before any is decoded, so memory follows the bytes read.
 fn read_bitmap<'a>(
     p: &mut Payload<'a>,
     slots: usize,
     (each, free): (usize, usize),
     outside: Malformed,
-) -> Result<(Slots<'a>, usize), Malformed> {
+) -> Result<(&'a [u8], usize), Malformed> {
     let bitmap = p.bytes(slots.div_ceil(8))?;
     if let Some(&last) = bitmap.last() {
         // Bits past the last slot must be clear.
@@ -468,44 +468,106 @@ fn read_bitmap<'a>(
         ));
     }
     u32::try_from(slots).map_err(|_| outside)?;
-    Ok((
-        Slots {
-            rest: bitmap,
-            word: 0,
-            base: 0,
-        },
-        set,
-    ))
+    Ok((bitmap, set))
 }
 
-/// The slots set in a bitmap, in increasing order, 64 at a time.
-struct Slots<'a> {
-    rest: &'a [u8],
-    word: u64,
-    /// The slot of bit 0 of `word`, plus 64.
-    base: u32,
+/// The words of a bitmap, 64 slots each, little-endian (the last one padded with zeros).
+#[inline(always)]
+fn words(bitmap: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    let whole = bitmap.chunks_exact(8);
+    let tail = whole.remainder();
+    let tail = (!tail.is_empty()).then(|| {
+        tail.iter()
+            .rev()
+            .fold(0u64, |word, &b| word << 8 | u64::from(b))
+    });
+    whole
+        .map(|w| {
+            w.iter()
+                .rev()
+                .fold(0u64, |word, &b| word << 8 | u64::from(b))
+        })
+        .chain(tail)
 }
 
-impl Iterator for Slots<'_> {
-    type Item = u32;
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<u32> {
-        while self.word == 0 {
-            if self.rest.is_empty() {
-                return None;
-            }
-            let n = self.rest.len().min(8);
-            let mut bytes = [0u8; 8];
-            bytes[..n].copy_from_slice(&self.rest[..n]);
-            self.word = u64::from_le_bytes(bytes);
-            self.rest = &self.rest[n..];
-            self.base += 64;
+/// Calls `f` with each slot set in `bitmap` (of fewer than 2^32 slots, as [`read_bitmap`]
+/// checks), in increasing order.
+#[inline(always)]
+fn for_each_slot(
+    bitmap: &[u8],
+    mut f: impl FnMut(u32) -> Result<(), Malformed>,
+) -> Result<(), Malformed> {
+    let mut base = 0u32;
+    for mut word in words(bitmap) {
+        while word != 0 {
+            f(base + word.trailing_zeros())?;
+            word &= word - 1;
         }
-        let slot = self.base - 64 + self.word.trailing_zeros();
-        self.word &= self.word - 1;
-        Some(slot)
+        base = base.wrapping_add(64);
     }
+    Ok(())
+}
+
+/// Decodes the `(bytes, count)` pair of each kind set in `bitmap` from `p` into `kinds`;
+/// returns the sums of bytes and of counts, and whether either passed 2^64 - 1. The innermost
+/// loop of every reader: its position is kept in a local, not in `p`, and it is a function of
+/// its own so that its state stays in registers.
+#[inline(never)]
+fn read_kinds(
+    p: &mut Payload<'_>,
+    bitmap: &[u8],
+    kinds: &mut Vec<(u32, u64, u64)>,
+) -> Result<(u64, u64, bool), Malformed> {
+    let (bytes, mut at) = (p.all(), p.position());
+    // Sums of at most 2^32 values below 2^64 cannot wrap in 128 bits.
+    let (mut total, mut count_sum) = (0u128, 0u128);
+    let mut base = 0u32;
+    for mut word in words(bitmap) {
+        while word != 0 {
+            let slot = base + word.trailing_zeros();
+            word &= word - 1;
+            let (b, n, next) = varint_pair_at(bytes, at)?;
+            at = next;
+            total += u128::from(b);
+            count_sum += u128::from(n);
+            kinds.push((slot, b, n));
+        }
+        base = base.wrapping_add(64);
+    }
+    *p = Payload::at(bytes, at);
+    let overflow = total > u128::from(u64::MAX) || count_sum > u128::from(u64::MAX);
+    Ok((total as u64, count_sum as u64, overflow))
+}
+
+/// Decodes the bytes of the first `stored` phases set in `bitmap` from `p` into `phases` (the
+/// others get 0); returns their sum.
+#[inline(never)]
+fn read_phases(
+    p: &mut Payload<'_>,
+    bitmap: &[u8],
+    stored: usize,
+    phases: &mut Vec<(u32, u64)>,
+) -> Result<u64, Malformed> {
+    let (bytes, mut at) = (p.all(), p.position());
+    let mut sum = 0u64;
+    let mut base = 0u32;
+    for mut word in words(bitmap) {
+        while word != 0 {
+            let slot = base + word.trailing_zeros();
+            word &= word - 1;
+            let value = if phases.len() < stored {
+                let value = varint_at(bytes, &mut at)?;
+                sum = sum.checked_add(value).ok_or(TOO_MANY_BYTES)?;
+                value
+            } else {
+                0
+            };
+            phases.push((slot, value));
+        }
+        base = base.wrapping_add(64);
+    }
+    *p = Payload::at(bytes, at);
+    Ok(sum)
 }
 
 /// Decodes the counters of a version-2 record (from [`Head::body`]) into `c`, reusing its
@@ -531,41 +593,34 @@ pub(crate) fn decode_counts(
     };
     c.page_count = p.varint()?;
     c.largest_alloc = p.varint()?;
-    let (slots, n) = read_bitmap(&mut p, kind_count + 1, (2, 0), KIND_OUTSIDE)?;
+    let (bitmap, n) = read_bitmap(&mut p, kind_count + 1, (2, 0), KIND_OUTSIDE)?;
+    // `n` is bounded by the bytes left (read_bitmap): reserving follows the bytes read.
     c.kinds.clear();
-    c.kinds.resize(n, (0, 0, 0));
-    let (mut total, mut count_sum, mut overflow) = (0u64, 0u64, false);
-    for (kind, slot) in c.kinds.iter_mut().zip(slots) {
-        let (bytes, count) = (p.varint()?, p.varint()?);
-        let (t, o1) = total.overflowing_add(bytes);
-        let (n, o2) = count_sum.overflowing_add(count);
-        (total, count_sum, overflow) = (t, n, overflow | o1 | o2);
-        *kind = (slot, bytes, count);
-    }
+    c.kinds.reserve(n);
+    let (total, _, overflow) = read_kinds(&mut p, bitmap, &mut c.kinds)?;
     if overflow {
         return Err(Malformed(
             "its byte or allocation counts add up to more than 2^64 - 1",
         ));
     }
     c.used_bytes = total.wrapping_add(p.signed()? as u64);
-    let (slots, n) = read_bitmap(&mut p, phase_count + 1, (1, 1), PHASE_OUTSIDE)?;
-    c.phases.clear();
-    c.phases.extend(slots.take(n).map(|slot| (slot, 0)));
-    let mut phase_sum = 0u64;
+    let (bitmap, n) = read_bitmap(&mut p, phase_count + 1, (1, 1), PHASE_OUTSIDE)?;
     let derived = head.head & LAST_PHASE_DERIVED != 0;
-    if derived && c.phases.is_empty() {
+    if derived && n == 0 {
         return Err(Malformed("it derives the bytes of a phase but has none"));
     }
-    let stored = c.phases.len() - usize::from(derived);
-    for phase in &mut c.phases[..stored] {
-        phase.1 = p.varint()?;
-        phase_sum = phase_sum.checked_add(phase.1).ok_or(TOO_MANY_BYTES)?;
-    }
+    let stored = n - usize::from(derived);
+    c.phases.clear();
+    c.phases.reserve(n);
+    let phase_sum = read_phases(&mut p, bitmap, stored, &mut c.phases)?;
     if derived {
-        let last = c.phases.len() - 1;
-        c.phases[last].1 = total.checked_sub(phase_sum).ok_or(Malformed(
+        // The last phase's bytes: the kinds' bytes less the other phases'.
+        let bytes = total.checked_sub(phase_sum).ok_or(Malformed(
             "its phases hold more bytes than its kinds, but it says they hold as many",
         ))?;
+        if let Some(last) = c.phases.last_mut() {
+            last.1 = bytes;
+        }
     }
     c.phase_kind_bytes.clear();
     if head.head & BY_PHASE != 0 {
@@ -589,14 +644,15 @@ fn read_by_phase(
     per_kind.resize(c.kinds.len(), 0);
     for &(phase, phase_bytes) in &c.phases {
         let mut sum = 0u64;
-        let (slots, _) = read_bitmap(p, c.kinds.len(), (1, 0), MISMATCH)?;
-        for k in slots {
+        let (bitmap, _) = read_bitmap(p, c.kinds.len(), (1, 0), MISMATCH)?;
+        for_each_slot(bitmap, |k| {
             let bytes = p.varint()?;
             let k = k as usize;
             sum = sum.checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
             per_kind[k] = per_kind[k].checked_add(bytes).ok_or(TOO_MANY_BYTES)?;
             c.phase_kind_bytes.push((phase, c.kinds[k].0, bytes));
-        }
+            Ok(())
+        })?;
         if sum != phase_bytes {
             return Err(MISMATCH);
         }

@@ -3,6 +3,7 @@
 
 pub mod diff;
 pub mod html;
+mod sort;
 pub mod stats;
 pub mod summary;
 

@@ -189,7 +189,12 @@ impl Accumulator {
             counts: MethodCounts::default(),
         };
         let mut last = Last::default();
-        let result = self.read_records(&mut reader, &mut r, &mut last, path);
+        let result = (|| {
+            while reader.next_into(&mut r)? {
+                self.add(&r, &mut last, path)?;
+            }
+            Ok(())
+        })();
         self.flush_tier(&mut last, path)?;
         result?;
         self.stats
@@ -209,14 +214,9 @@ impl Accumulator {
         Ok(())
     }
 
-    fn read_records(
-        &mut self,
-        reader: &mut LogReader,
-        r: &mut MethodRecord,
-        last: &mut Last,
-        path: &Path,
-    ) -> Result<(), Error> {
-        while reader.next_into(r)? {
+    /// Adds one record to the totals.
+    fn add(&mut self, r: &MethodRecord, last: &mut Last, path: &Path) -> Result<(), Error> {
+        {
             if !last
                 .schema
                 .as_ref()
@@ -231,15 +231,7 @@ impl Accumulator {
                 self.phases.resize(self.union.phase_count(), 0);
             }
             let c = &r.counts;
-            for &(slot, bytes, count) in &c.kinds {
-                let united = last.kind_map.get(slot as usize).copied().unwrap_or(INVALID);
-                let cell = self
-                    .kinds
-                    .get_mut(united as usize)
-                    .unwrap_or(&mut self.invalid);
-                add_checked(&mut cell.0, bytes, path, "bytes of a kind")?;
-                add_checked(&mut cell.1, count, path, "allocations of a kind")?;
-            }
+            let (bytes, allocations) = self.add_kinds(c, &last.kind_map, path)?;
             for &(slot, bytes) in &c.phases {
                 let united = last
                     .phase_map
@@ -258,12 +250,10 @@ impl Accumulator {
                 let cell = self.phase_kinds.entry(key).or_default();
                 add_checked(cell, bytes, path, "bytes of a kind in a phase")?;
             }
-            let bytes = c
-                .checked_total_bytes()
-                .ok_or_else(|| sum_too_large(path, "bytes of a method"))?;
-            let allocations = c
-                .checked_total_count()
-                .ok_or_else(|| sum_too_large(path, "allocations of a method"))?;
+            let bytes =
+                u64::try_from(bytes).map_err(|_| sum_too_large(path, "bytes of a method"))?;
+            let allocations = u64::try_from(allocations)
+                .map_err(|_| sum_too_large(path, "allocations of a method"))?;
             let s = &mut self.stats;
             s.methods += 1;
             add_checked(&mut s.bytes, bytes, path, "bytes requested")?;
@@ -307,10 +297,55 @@ impl Accumulator {
         Ok(())
     }
 
+    /// Adds a record's kinds to their totals through `kind_map`; returns the record's bytes and
+    /// allocations (checked by the caller). The common case adds without a check per value, and finds an overflow at
+    /// the end; then it takes the additions back and adds again, checking each, so that the
+    /// error is the one the first sum to overflow gives.
+    fn add_kinds(
+        &mut self,
+        c: &MethodCounts,
+        kind_map: &[u32],
+        path: &Path,
+    ) -> Result<(u128, u128), Error> {
+        let (mut bytes, mut allocations) = (0u128, 0u128);
+        let mut overflow = false;
+        for &(slot, b, n) in &c.kinds {
+            let cell = self.kind_cell(kind_map, slot);
+            let (sum_b, o1) = cell.0.overflowing_add(b);
+            let (sum_n, o2) = cell.1.overflowing_add(n);
+            *cell = (sum_b, sum_n);
+            overflow |= o1 | o2;
+            // At most 2^32 kinds of at most 2^64 - 1 each: no wrap in 128 bits.
+            bytes += u128::from(b);
+            allocations += u128::from(n);
+        }
+        if overflow {
+            for &(slot, b, n) in &c.kinds {
+                let cell = self.kind_cell(kind_map, slot);
+                *cell = (cell.0.wrapping_sub(b), cell.1.wrapping_sub(n));
+            }
+            for &(slot, b, n) in &c.kinds {
+                let cell = self.kind_cell(kind_map, slot);
+                add_checked(&mut cell.0, b, path, "bytes of a kind")?;
+                add_checked(&mut cell.1, n, path, "allocations of a kind")?;
+            }
+        }
+        Ok((bytes, allocations))
+    }
+
+    /// The totals of the kind at `slot` of a record's schema (`kind_map` maps it to the union).
+    #[inline(always)]
+    fn kind_cell(&mut self, kind_map: &[u32], slot: u32) -> &mut (u64, u64) {
+        let united = kind_map.get(slot as usize).copied().unwrap_or(INVALID);
+        self.kinds
+            .get_mut(united as usize)
+            .unwrap_or(&mut self.invalid)
+    }
+
     fn finish(self, files: usize) -> Result<Stats, Error> {
         let mut s = self.stats;
         s.files = files;
-        s.method_bytes.sort_unstable();
+        super::sort::sort_u64(&mut s.method_bytes);
         let schema = self.union.schema()?;
         let mut kinds: Vec<Named> = schema
             .kinds

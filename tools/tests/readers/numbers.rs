@@ -104,6 +104,22 @@ fn totals_over_many_methods_that_overflow_are_an_error() {
     refused("sum-kind.jas", &b, "add up to more than", false);
 }
 
+#[test]
+fn the_first_sum_of_a_kind_to_overflow_is_the_one_named() {
+    // stats adds a record's kinds without a check each and checks at the end of the record;
+    // on an overflow it must name what the first sum to overflow is, in slot order. Here the
+    // second record passes 2^64 - 1 in kind 1's allocations and in kind 2's bytes (the
+    // builder takes slot deltas).
+    let mut b = schema(3);
+    b.method(0, 1, &[(1, 8, HALF), (0, HALF, 1)], &[]);
+    b.method(0, 2, &[(1, 8, HALF), (0, HALF, 1)], &[]);
+    refused("allocations-first.jas", &b, "allocations of a kind", false);
+    let mut b = schema(3);
+    b.method(0, 1, &[(1, HALF, 1), (0, 8, HALF)], &[]);
+    b.method(0, 2, &[(1, HALF, 1), (0, 8, HALF)], &[]);
+    refused("bytes-first.jas", &b, "bytes of a kind", false);
+}
+
 fn csv(name: &str, rows: &str) -> Result<jitarena_tools::diff::MemDiff, jitarena::Error> {
     let path = tmp(name);
     std::fs::write(&path, format!("method,base,diff\n{rows}")).unwrap();
