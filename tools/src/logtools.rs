@@ -1,6 +1,7 @@
 //! `jitarena merge` and `jitarena dump`: many shards into one log, and logs or traces into rows
 //! for spreadsheets and scripts.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -231,12 +232,18 @@ fn merge_with(
         let mut reader = LogReader::open(path)?;
         // Whether the file's last schema seen (by address) is the union: its records copy.
         let mut last: Option<(Arc<jitarena::counters::Schema>, bool)> = None;
+        // The same for every schema of the file met so far, so that records switching between
+        // schemas do not compare every name at each switch (held, so addresses stay unique).
+        let mut seen: HashMap<usize, (Arc<jitarena::counters::Schema>, bool)> = HashMap::new();
         let mut uncounted = 0;
         while reader.next_raw()? {
             let copied = match reader.current_schema()? {
                 Some(s) if copy => {
                     if !last.as_ref().is_some_and(|l| Arc::ptr_eq(&l.0, s)) {
-                        last = Some((Arc::clone(s), **s == *schema));
+                        let known = seen
+                            .entry(Arc::as_ptr(s) as usize)
+                            .or_insert_with(|| (Arc::clone(s), **s == *schema));
+                        last = Some(known.clone());
                     }
                     let copyable = last
                         .as_ref()
