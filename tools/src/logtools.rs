@@ -180,6 +180,9 @@ pub struct Merged {
     pub copied: u64,
     /// The readers' warnings.
     pub warnings: Vec<String>,
+    /// Times an input's schema was compared name by name with the output's: at most once per
+    /// schema of each file, however often its records switch between schemas.
+    pub schemas_compared: u64,
 }
 
 /// [`merge`], saying how many records were copied.
@@ -223,6 +226,7 @@ fn merge_with(
         counts: MethodCounts::default(),
     };
     let (mut n, mut copied, mut warnings) = (0, 0, Vec::new());
+    let mut schemas_compared = 0;
     for (i, path) in paths.iter().enumerate() {
         progress.set_stage(format!(
             "records (pass 2/2), file {}/{}",
@@ -240,9 +244,10 @@ fn merge_with(
             let copied = match reader.current_schema()? {
                 Some(s) if copy => {
                     if !last.as_ref().is_some_and(|l| Arc::ptr_eq(&l.0, s)) {
-                        let known = seen
-                            .entry(Arc::as_ptr(s) as usize)
-                            .or_insert_with(|| (Arc::clone(s), **s == *schema));
+                        let known = seen.entry(Arc::as_ptr(s) as usize).or_insert_with(|| {
+                            schemas_compared += 1;
+                            (Arc::clone(s), **s == *schema)
+                        });
                         last = Some(known.clone());
                     }
                     let copyable = last
@@ -287,6 +292,7 @@ fn merge_with(
         records: n,
         copied,
         warnings,
+        schemas_compared,
     })
 }
 
