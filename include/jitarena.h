@@ -116,7 +116,9 @@ typedef struct jitarena_config {
      *  would need more fails with JITARENA_E_LIMIT. */
     uint64_t limit_bytes;
     /** Page allocator, or NULL for the built-in one. Must return memory aligned to at least 8
-     *  bytes, or NULL. */
+     *  bytes, or NULL. A page that is not aligned, or whose size bytes would pass the end of
+     *  the address space, is given back to page_free and the request fails with
+     *  JITARENA_E_CONFIG. */
     void* (*page_alloc)(void* host, size_t size);
     /** Frees what page_alloc returned, with the same size. Required when page_alloc is set. */
     void (*page_free)(void* host, void* page, size_t size);

@@ -52,7 +52,7 @@ pub struct jitarena_config {
     pub page_size: usize,
     #[doc = " 0: no limit; otherwise the most page bytes the arena may hold at once. A request that\n  would need more fails with JITARENA_E_LIMIT."]
     pub limit_bytes: u64,
-    #[doc = " Page allocator, or NULL for the built-in one. Must return memory aligned to at least 8\n  bytes, or NULL."]
+    #[doc = " Page allocator, or NULL for the built-in one. Must return memory aligned to at least 8\n  bytes, or NULL. A page that is not aligned, or whose size bytes would pass the end of\n  the address space, is given back to page_free and the request fails with\n  JITARENA_E_CONFIG."]
     pub page_alloc: ::core::option::Option<
         unsafe extern "C" fn(
             host: *mut ::core::ffi::c_void,

@@ -86,6 +86,9 @@ impl KindTotals {
     #[inline]
     pub(crate) fn window_opened(&mut self, packed: &mut [u64; SLOTS], window: usize) {
         let window = window as u64;
+        // The bound holds: the inline path added at most the windows opened since the drain
+        // (a window opened without this call would break it, and the drain's safety with it).
+        debug_assert!(packed.iter().map(|p| p & LOW).sum::<u64>() <= self.undrained);
         if self.undrained.saturating_add(window) > self.drain_at {
             self.drain(packed);
         }

@@ -222,7 +222,9 @@ impl RawArena {
         if self.trace.is_some() {
             self.head.cursor
         } else {
-            self.page_end.min(self.head.cursor + self.large_threshold)
+            // Saturating: a page may end within a quarter page of the address space's end.
+            self.page_end
+                .min(self.head.cursor.saturating_add(self.large_threshold))
         }
     }
 
@@ -271,6 +273,15 @@ impl RawArena {
             return Err(self.fail(
                 ErrorCode::Config,
                 format!("the host's page_alloc returned {base:p}, not aligned to {ALIGN} bytes"),
+            ));
+        }
+        if base.addr().checked_add(size).is_none() {
+            self.release(Page { base, size });
+            return Err(self.fail(
+                ErrorCode::Config,
+                format!(
+                    "the host's page_alloc returned {base:p}, whose {size} bytes would pass the end of the address space"
+                ),
             ));
         }
         self.pages.push(Page { base, size });

@@ -46,6 +46,22 @@ static void misaligned_free(void* host, void* page, size_t size) {
     free((char*)page - 1);
 }
 
+/* A host allocator that breaks the contract another way: a page whose end would pass the end
+ * of the address space. Its memory does not exist, so the library must refuse it unread. */
+static int wrapped_frees;
+
+static void* wrapping_alloc(void* host, size_t size) {
+    (void)host;
+    return (void*)(((uintptr_t)0 - size / 2) & ~(uintptr_t)7);
+}
+
+static void wrapping_free(void* host, void* page, size_t size) {
+    (void)host;
+    (void)page;
+    (void)size;
+    wrapped_frees++;
+}
+
 static jitarena* make_arena(void) {
     jitarena_config cfg;
     jitarena_config_init(&cfg);
@@ -246,6 +262,23 @@ static void test_misaligned_host_pages(void) {
     jitarena_destroy(a);
 }
 
+static void test_host_pages_past_the_address_space(void) {
+    jitarena_config cfg;
+    jitarena* a;
+    jitarena_config_init(&cfg);
+    cfg.page_alloc = wrapping_alloc;
+    cfg.page_free = wrapping_free;
+    a = jitarena_create(&cfg);
+    CHECK(a != NULL);
+    CHECK(jitarena_alloc(a, 8, 0) == NULL);
+    CHECK(jitarena_failure(a) == JITARENA_E_CONFIG);
+    CHECK(strstr(jitarena_last_error_message(), "address space") != NULL);
+    CHECK(jitarena_reserved_bytes(a) == 0 && jitarena_page_count(a) == 0);
+    CHECK(wrapped_frees == 1);
+    jitarena_destroy(a);
+    CHECK(wrapped_frees == 1);
+}
+
 static void test_null_arena(void) {
     CHECK(jitarena_alloc(NULL, 8, 0) == NULL);
     CHECK(strstr(jitarena_last_error_message(), "NULL") != NULL);
@@ -269,6 +302,7 @@ int main(void) {
     test_phases();
     test_host_pages_and_limit();
     test_misaligned_host_pages();
+    test_host_pages_past_the_address_space();
     test_null_arena();
     printf("api_test: %d passed, 0 failed\n", checks_passed);
     return 0;
