@@ -58,6 +58,8 @@ jitarena dump "$seeds/diff.jas" --format csv | tail -n +2 | sed -E "${row}\4/" >
 unset CARGO_TARGET_DIR
 cargo +nightly fuzz build
 mkdir -p fuzz/logs
+# glibc's thread-exit bookkeeping is not a leak (see the file).
+export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # One target per core at a time (each libFuzzer process is single-threaded; their input files
 # are named by process id): every target still gets SECONDS of its own.
 jobs=$(nproc 2>/dev/null || echo 1)
