@@ -15,7 +15,7 @@ use crate::progress::Progress;
 use crate::union::{SchemaUnion, INVALID};
 use jitarena::counters::Schema;
 use jitarena::error::Error;
-use jitarena::log::{LogReader, MethodCounts, MethodInfo, MethodRecord};
+use jitarena::log::{CountsVisitor, LogReader, MethodCounts, MethodInfo, MethodRecord};
 
 /// A method's identity: its context number when it has one, else a 128-bit hash of its name
 /// and tier (bit 127 set, so that the two cannot meet; a collision is out of reach).
@@ -168,8 +168,8 @@ impl Side {
             }
             let mut reader = LogReader::open(path)?;
             let mut uncounted = 0;
-            while reader.next_into(&mut record)? {
-                side.take(&record, ignore, &mut cache);
+            while reader.next_raw()? {
+                side.take(&reader, &mut record, ignore, &mut cache)?;
                 uncounted += 1;
                 if uncounted == 4096 {
                     progress.add(uncounted);
@@ -188,84 +188,125 @@ impl Side {
         Ok(Some(side))
     }
 
-    /// Takes one record.
-    fn take(&mut self, r: &MethodRecord, ignore: &[String], cache: &mut Cache) {
+    /// Takes one record, which `reader` moved to (undecoded).
+    fn take(
+        &mut self,
+        reader: &LogReader,
+        record: &mut MethodRecord,
+        ignore: &[String],
+        cache: &mut Cache,
+    ) -> Result<(), Error> {
+        let mut take = Take {
+            side: self,
+            cache,
+            ignore,
+            totals: Totals::default(),
+            ok: true,
+            group: 0,
+        };
+        reader.visit_current(record, &mut take)?;
+        let (mut totals, ok, group) = (take.totals, take.ok, take.group);
+        let c = &record.counts;
+        totals.used = c.used_bytes;
+        totals.reserved = c.reserved_bytes;
+        let ok = ok & self.groups[0].add(&totals);
+        self.groups[group as usize].add(&totals);
+        self.overflow |= !ok;
+        self.keys.push(&record.info);
+        self.bytes.push(totals.bytes);
+        self.group.push(group);
+        Ok(())
+    }
+}
+
+/// One record being taken into a side: its counters arrive from the reader one by one.
+struct Take<'a> {
+    side: &'a mut Side,
+    cache: &'a mut Cache,
+    ignore: &'a [String],
+    /// The record's totals so far (bytes and allocations of the kinds not left out).
+    totals: Totals,
+    /// False once a side's sum passed 2^64.
+    ok: bool,
+    /// The record's tier group.
+    group: u8,
+}
+
+impl CountsVisitor for Take<'_> {
+    fn start(&mut self, r: &MethodRecord) {
+        let (side, cache) = (&mut *self.side, &mut *self.cache);
         if !cache
             .schema
             .as_ref()
             .is_some_and(|s| Arc::ptr_eq(s, &r.schema))
         {
-            self.union.add(&r.schema);
-            let (kinds, phases) = self.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
+            side.union.add(&r.schema);
+            let (kinds, phases) = side.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
             cache.kind_map = kinds.to_vec();
             cache.phase_map = phases.to_vec();
             cache.schema = Some(Arc::clone(&r.schema));
-            while self.ignored.len() < self.union.kind_count() {
-                let name = self.union.kind_name(self.ignored.len() as u32);
-                self.ignored.push(ignore.iter().any(|k| k == name));
+            while side.ignored.len() < side.union.kind_count() {
+                let name = side.union.kind_name(side.ignored.len() as u32);
+                side.ignored.push(self.ignore.iter().any(|k| k == name));
             }
-            self.sums.kinds.resize(self.union.kind_count(), 0);
-            self.sums.phases.resize(self.union.phase_count(), 0);
+            side.sums.kinds.resize(side.union.kind_count(), 0);
+            side.sums.phases.resize(side.union.phase_count(), 0);
         }
-        let group = cache.group(&r.info.tier);
-        let c = &r.counts;
-        let mut totals = Totals {
-            used: c.used_bytes,
-            reserved: c.reserved_bytes,
-            ..Totals::default()
-        };
-        let mut ok = true;
-        let ignoring = !ignore.is_empty();
-        for &(slot, bytes, count) in &c.kinds {
-            let united = cache
-                .kind_map
-                .get(slot as usize)
-                .copied()
-                .unwrap_or(INVALID);
-            if ignoring && self.ignored.get(united as usize).copied().unwrap_or(false) {
-                continue;
-            }
-            // A record's own sums fit (the reader checks them); the side's may not.
-            totals.bytes = totals.bytes.saturating_add(bytes);
-            totals.allocations = totals.allocations.saturating_add(count);
-            let s = &mut self.sums;
-            ok &= add(
-                s.kinds
-                    .get_mut(united as usize)
-                    .unwrap_or(&mut s.invalid_kind),
-                bytes,
-            );
+        self.group = cache.group(&r.info.tier);
+    }
+
+    #[inline(always)]
+    fn kind(&mut self, slot: u32, bytes: u64, count: u64) {
+        let united = self
+            .cache
+            .kind_map
+            .get(slot as usize)
+            .copied()
+            .unwrap_or(INVALID);
+        let side = &mut *self.side;
+        if !self.ignore.is_empty() && side.ignored.get(united as usize).copied().unwrap_or(false) {
+            return;
         }
-        for &(slot, bytes) in &c.phases {
-            let united = cache
-                .phase_map
-                .get(slot as usize)
-                .copied()
-                .unwrap_or(INVALID);
-            let s = &mut self.sums;
-            ok &= add(
-                s.phases.get_mut(united as usize).unwrap_or(&mut s.no_phase),
-                bytes,
-            );
+        // A record's own sums fit (the reader checks them); the side's may not.
+        let t = &mut self.totals;
+        t.bytes = t.bytes.saturating_add(bytes);
+        t.allocations = t.allocations.saturating_add(count);
+        let s = &mut side.sums;
+        self.ok &= add(
+            s.kinds
+                .get_mut(united as usize)
+                .unwrap_or(&mut s.invalid_kind),
+            bytes,
+        );
+    }
+
+    #[inline(always)]
+    fn phase(&mut self, slot: u32, bytes: u64) {
+        let united = self
+            .cache
+            .phase_map
+            .get(slot as usize)
+            .copied()
+            .unwrap_or(INVALID);
+        let s = &mut self.side.sums;
+        self.ok &= add(
+            s.phases.get_mut(united as usize).unwrap_or(&mut s.no_phase),
+            bytes,
+        );
+    }
+
+    fn phase_kind(&mut self, phase: u32, kind: u32, bytes: u64) {
+        let map = |m: &[u32], slot: u32| m.get(slot as usize).copied().unwrap_or(INVALID);
+        let kind = map(&self.cache.kind_map, kind);
+        let side = &mut *self.side;
+        if !self.ignore.is_empty() && side.ignored.get(kind as usize).copied().unwrap_or(false) {
+            return;
         }
-        for &(phase, kind, bytes) in &c.phase_kind_bytes {
-            let map = |m: &[u32], slot: u32| m.get(slot as usize).copied().unwrap_or(INVALID);
-            let kind = map(&cache.kind_map, kind);
-            if ignoring && self.ignored.get(kind as usize).copied().unwrap_or(false) {
-                continue;
-            }
-            let phase = map(&cache.phase_map, phase);
-            ok &= add(
-                self.sums.phase_kinds.entry((phase, kind)).or_default(),
-                bytes,
-            );
-        }
-        ok &= self.groups[0].add(&totals);
-        self.groups[group as usize].add(&totals);
-        self.overflow |= !ok;
-        self.keys.push(&r.info);
-        self.bytes.push(totals.bytes);
-        self.group.push(group);
+        let phase = map(&self.cache.phase_map, phase);
+        self.ok &= add(
+            side.sums.phase_kinds.entry((phase, kind)).or_default(),
+            bytes,
+        );
     }
 }
 
