@@ -105,6 +105,23 @@ pub(crate) struct Side {
     pub warnings: Vec<String>,
     /// Files whose last record was cut short.
     pub cut: Vec<String>,
+    /// While reading: the per-kind sums, the invalid-kind bucket first (moved to `sums` at
+    /// the end).
+    kind_cells: Vec<u64>,
+    /// While reading: the per-phase sums, "no phase" first.
+    phase_cells: Vec<u64>,
+}
+
+/// A kind's cell when it is left out.
+const SKIP: u32 = u32::MAX;
+
+/// The cell (in [`Side::kind_cells`] or [`Side::phase_cells`]) of united slot `united`.
+fn cell(united: u32) -> u32 {
+    if united == INVALID {
+        0
+    } else {
+        united + 1
+    }
 }
 
 /// What the last record's schema and tier resolved to: records of a log share a few of each.
@@ -113,6 +130,10 @@ struct Cache {
     schema: Option<Arc<Schema>>,
     kind_map: Vec<u32>,
     phase_map: Vec<u32>,
+    /// Per schema slot: the kind's cell, or [`SKIP`].
+    kind_cell: Vec<u32>,
+    /// Per schema slot: the phase's cell.
+    phase_cell: Vec<u32>,
     /// Tiers seen and their groups (the first few: a log names a handful).
     tiers: Vec<(Option<String>, u8)>,
 }
@@ -185,6 +206,11 @@ impl Side {
             }
             side.warnings.extend(reader.warnings().iter().cloned());
         }
+        let (kinds, phases) = (&side.kind_cells, &side.phase_cells);
+        side.sums.invalid_kind = kinds.first().copied().unwrap_or(0);
+        side.sums.kinds = kinds.get(1..).unwrap_or(&[]).to_vec();
+        side.sums.no_phase = phases.first().copied().unwrap_or(0);
+        side.sums.phases = phases.get(1..).unwrap_or(&[]).to_vec();
         Ok(Some(side))
     }
 
@@ -241,58 +267,60 @@ impl CountsVisitor for Take<'_> {
             .is_some_and(|s| Arc::ptr_eq(s, &r.schema))
         {
             side.union.add(&r.schema);
-            let (kinds, phases) = side.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
-            cache.kind_map = kinds.to_vec();
-            cache.phase_map = phases.to_vec();
-            cache.schema = Some(Arc::clone(&r.schema));
             while side.ignored.len() < side.union.kind_count() {
                 let name = side.union.kind_name(side.ignored.len() as u32);
                 side.ignored.push(self.ignore.iter().any(|k| k == name));
             }
-            side.sums.kinds.resize(side.union.kind_count(), 0);
-            side.sums.phases.resize(side.union.phase_count(), 0);
+            let (kinds, phases) = side.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
+            cache.kind_map = kinds.to_vec();
+            cache.phase_map = phases.to_vec();
+            cache.schema = Some(Arc::clone(&r.schema));
+            let ignored = &side.ignored;
+            cache.kind_cell = kinds
+                .iter()
+                .map(|&k| match ignored.get(k as usize) {
+                    Some(true) => SKIP,
+                    _ => cell(k),
+                })
+                .collect();
+            cache.phase_cell = phases.iter().map(|&p| cell(p)).collect();
+            side.kind_cells.resize(side.union.kind_count() + 1, 0);
+            side.phase_cells.resize(side.union.phase_count() + 1, 0);
         }
         self.group = cache.group(&r.info.tier);
     }
 
     #[inline(always)]
     fn kind(&mut self, slot: u32, bytes: u64, count: u64) {
-        let united = self
+        let cell = self
             .cache
-            .kind_map
+            .kind_cell
             .get(slot as usize)
             .copied()
-            .unwrap_or(INVALID);
-        let side = &mut *self.side;
-        if !self.ignore.is_empty() && side.ignored.get(united as usize).copied().unwrap_or(false) {
+            .unwrap_or(0);
+        if cell == SKIP {
             return;
         }
-        // A record's own sums fit (the reader checks them); the side's may not.
+        // A record's own sums fit (the reader checks them): these cannot wrap.
         let t = &mut self.totals;
-        t.bytes = t.bytes.saturating_add(bytes);
-        t.allocations = t.allocations.saturating_add(count);
-        let s = &mut side.sums;
-        self.ok &= add(
-            s.kinds
-                .get_mut(united as usize)
-                .unwrap_or(&mut s.invalid_kind),
-            bytes,
-        );
+        t.bytes = t.bytes.wrapping_add(bytes);
+        t.allocations = t.allocations.wrapping_add(count);
+        if let Some(sum) = self.side.kind_cells.get_mut(cell as usize) {
+            self.ok &= add(sum, bytes);
+        }
     }
 
     #[inline(always)]
     fn phase(&mut self, slot: u32, bytes: u64) {
-        let united = self
+        let cell = self
             .cache
-            .phase_map
+            .phase_cell
             .get(slot as usize)
             .copied()
-            .unwrap_or(INVALID);
-        let s = &mut self.side.sums;
-        self.ok &= add(
-            s.phases.get_mut(united as usize).unwrap_or(&mut s.no_phase),
-            bytes,
-        );
+            .unwrap_or(0);
+        if let Some(sum) = self.side.phase_cells.get_mut(cell as usize) {
+            self.ok &= add(sum, bytes);
+        }
     }
 
     fn phase_kind(&mut self, phase: u32, kind: u32, bytes: u64) {
