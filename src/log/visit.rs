@@ -11,7 +11,7 @@ use crate::record::{self, Sink};
 /// Receives the counters of a record as [`LogReader::visit_current`] decodes them.
 pub trait CountsVisitor {
     /// Called first, once the record's schema and identity (`record.schema`, `record.info`)
-    /// are set; its counters are not read yet.
+    /// are set; `record.counts` is not this record's yet.
     fn start(&mut self, record: &MethodRecord);
     /// A present kind: its slot in the record's schema (the kind count: the invalid-kind
     /// bucket), bytes and allocations. Slots increase.
@@ -78,12 +78,13 @@ impl LogReader {
         if self.frames.version() == 1 || record::has_by_phase(h) {
             // Rare: decoded whole, then handed over.
             self.decode(payload, record)?;
+            let mut c = std::mem::take(&mut record.counts);
             v.start(record);
-            let c = &mut record.counts;
-            replay(c, v);
+            replay(&c, v);
             c.kinds.clear();
             c.phases.clear();
             c.phase_kind_bytes.clear();
+            record.counts = c;
             return Ok(());
         }
         let schema = self.ids_into(record)?;
