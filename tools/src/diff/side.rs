@@ -1,8 +1,9 @@
 //! memdiff's first reading of one side of a diff: every record decoded once, on the side's own
 //! thread (both sides at once), into what the match and the report need: each method's
 //! identity, bytes and tier group, and the side's totals and per-kind and per-phase sums over
-//! all its methods. The figures are taken straight from the decoded record through the
-//! schema's slot map, which is looked up once per schema, not once per record.
+//! all its methods. The figures are taken from the reader as it decodes each record (a
+//! [`CountsVisitor`]: no list is built per record) through the schema's slot map, which is
+//! looked up once per schema, not once per record.
 
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
