@@ -14,7 +14,9 @@ use crate::format::{
 use crate::record;
 
 mod copy;
+mod visit;
 pub use copy::CopyableRecord;
+pub use visit::CountsVisitor;
 
 /// Frame type: a schema (its id, kind names, phase names).
 pub(crate) const FRAME_SCHEMA: u8 = 1;
@@ -657,13 +659,7 @@ impl LogReader {
             return self.decode_v1(payload, record);
         }
         let h = &self.head;
-        let schema = self
-            .dict
-            .ids_into(h.schema, h.tier, &self.prev.name, &mut record.info)?;
-        record.info.context = self.prev.context;
-        if !Arc::ptr_eq(&record.schema, schema) {
-            record.schema = Arc::clone(schema);
-        }
+        let schema = self.ids_into(record)?;
         let mut scratch = self.scratch.take();
         let result = record::decode_counts(
             payload,
@@ -675,6 +671,20 @@ impl LogReader {
         );
         self.scratch.set(scratch);
         result
+    }
+
+    /// Sets the schema and identity of the current version-2 record in `record`; returns the
+    /// schema.
+    fn ids_into(&self, record: &mut MethodRecord) -> Result<&Arc<Schema>, Malformed> {
+        let h = &self.head;
+        let schema = self
+            .dict
+            .ids_into(h.schema, h.tier, &self.prev.name, &mut record.info)?;
+        record.info.context = self.prev.context;
+        if !Arc::ptr_eq(&record.schema, schema) {
+            record.schema = Arc::clone(schema);
+        }
+        Ok(schema)
     }
 
     /// A version-1 record: every field in full.

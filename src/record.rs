@@ -508,15 +508,49 @@ fn for_each_slot(
     Ok(())
 }
 
-/// Decodes the `(bytes, count)` pair of each kind set in `bitmap` from `p` into `kinds`;
+/// Where the kinds and phases of a record go as they are decoded: a [`MethodCounts`]'s lists,
+/// or a reader's visitor (see [`crate::log::CountsVisitor`]).
+pub(crate) trait Sink {
+    /// `n` kinds follow (bounded by the bytes of the record).
+    #[inline(always)]
+    fn kinds(&mut self, _n: usize) {}
+    /// A present kind, slots increasing.
+    fn kind(&mut self, slot: u32, bytes: u64, count: u64);
+    /// `n` phases follow (bounded by the bytes of the record).
+    #[inline(always)]
+    fn phases(&mut self, _n: usize) {}
+    /// A present phase, slots increasing.
+    fn phase(&mut self, slot: u32, bytes: u64);
+}
+
+impl Sink for MethodCounts {
+    fn kinds(&mut self, n: usize) {
+        self.kinds.clear();
+        self.kinds.reserve(n);
+    }
+    #[inline(always)]
+    fn kind(&mut self, slot: u32, bytes: u64, count: u64) {
+        self.kinds.push((slot, bytes, count));
+    }
+    fn phases(&mut self, n: usize) {
+        self.phases.clear();
+        self.phases.reserve(n);
+    }
+    #[inline(always)]
+    fn phase(&mut self, slot: u32, bytes: u64) {
+        self.phases.push((slot, bytes));
+    }
+}
+
+/// Decodes the `(bytes, count)` pair of each kind set in `bitmap` from `p` into `sink`;
 /// returns the sums of bytes and of counts, and whether either passed 2^64 - 1. The innermost
 /// loop of every reader: its position is kept in a local, not in `p`, and it is a function of
 /// its own so that its state stays in registers.
 #[inline(never)]
-fn read_kinds(
+fn read_kinds<S: Sink>(
     p: &mut Payload<'_>,
     bitmap: &[u8],
-    kinds: &mut Vec<(u32, u64, u64)>,
+    sink: &mut S,
 ) -> Result<(u64, u64, bool), Malformed> {
     let (bytes, mut at) = (p.all(), p.position());
     // Sums of at most 2^32 values below 2^64 cannot wrap in 128 bits.
@@ -530,7 +564,7 @@ fn read_kinds(
             at = next;
             total += u128::from(b);
             count_sum += u128::from(n);
-            kinds.push((slot, b, n));
+            sink.kind(slot, b, n);
         }
         base = base.wrapping_add(64);
     }
@@ -539,35 +573,118 @@ fn read_kinds(
     Ok((total as u64, count_sum as u64, overflow))
 }
 
-/// Decodes the bytes of the first `stored` phases set in `bitmap` from `p` into `phases` (the
-/// others get 0); returns their sum.
+/// Decodes the bytes of the first `stored` phases set in `bitmap` from `p` into `sink`;
+/// returns their sum and the slot of the last phase set, if it is not stored (derived).
 #[inline(never)]
-fn read_phases(
+fn read_phases<S: Sink>(
     p: &mut Payload<'_>,
     bitmap: &[u8],
     stored: usize,
-    phases: &mut Vec<(u32, u64)>,
-) -> Result<u64, Malformed> {
+    sink: &mut S,
+) -> Result<(u64, Option<u32>), Malformed> {
     let (bytes, mut at) = (p.all(), p.position());
-    let mut sum = 0u64;
+    let (mut sum, mut seen, mut unstored) = (0u64, 0usize, None);
     let mut base = 0u32;
     for mut word in words(bitmap) {
         while word != 0 {
             let slot = base + word.trailing_zeros();
             word &= word - 1;
-            let value = if phases.len() < stored {
+            if seen < stored {
                 let value = varint_at(bytes, &mut at)?;
                 sum = sum.checked_add(value).ok_or(TOO_MANY_BYTES)?;
-                value
+                sink.phase(slot, value);
+                seen += 1;
             } else {
-                0
-            };
-            phases.push((slot, value));
+                unstored = Some(slot);
+            }
         }
         base = base.wrapping_add(64);
     }
     *p = Payload::at(bytes, at);
-    Ok(sum)
+    Ok((sum, unstored))
+}
+
+/// The fields of a record's counters other than its lists.
+pub(crate) struct Scalars {
+    pub(crate) limit_hit: bool,
+    pub(crate) used_bytes: u64,
+    pub(crate) reserved_bytes: u64,
+    pub(crate) page_count: u64,
+    pub(crate) largest_alloc: u64,
+}
+
+impl Scalars {
+    /// Sets the fields of `c` these are.
+    pub(crate) fn set(&self, c: &mut MethodCounts) {
+        c.limit_hit = self.limit_hit;
+        c.used_bytes = self.used_bytes;
+        c.reserved_bytes = self.reserved_bytes;
+        c.page_count = self.page_count;
+        c.largest_alloc = self.largest_alloc;
+    }
+}
+
+/// Whether a record (of this head) holds kinds by phase.
+pub(crate) fn has_by_phase(head: &Head) -> bool {
+    head.head & BY_PHASE != 0
+}
+
+/// Decodes the counters of a version-2 record (from [`Head::body`]) up to its kinds by phase,
+/// handing its kinds and phases to `sink`; returns its other fields and where it stands.
+#[inline(always)]
+fn decode_lists<'a, S: Sink>(
+    payload: &'a [u8],
+    head: &Head,
+    kind_count: usize,
+    phase_count: usize,
+    sink: &mut S,
+) -> Result<(Scalars, Payload<'a>), Malformed> {
+    let mut p = Payload::new(payload);
+    p.skip(head.body)?;
+    let limit_hit = head.head & LIMIT_HIT != 0;
+    let reserved = p.varint()?;
+    let reserved_bytes = if head.head & RESERVED_4K != 0 {
+        reserved
+            .checked_mul(4096)
+            .ok_or(Malformed("its reserved bytes are more than 2^64 - 1"))?
+    } else {
+        reserved
+    };
+    let page_count = p.varint()?;
+    let largest_alloc = p.varint()?;
+    let (bitmap, n) = read_bitmap(&mut p, kind_count + 1, (2, 0), KIND_OUTSIDE)?;
+    // `n` is bounded by the bytes left (read_bitmap): reserving follows the bytes read.
+    sink.kinds(n);
+    let (total, _, overflow) = read_kinds(&mut p, bitmap, sink)?;
+    if overflow {
+        return Err(Malformed(
+            "its byte or allocation counts add up to more than 2^64 - 1",
+        ));
+    }
+    let used_bytes = total.wrapping_add(p.signed()? as u64);
+    let (bitmap, n) = read_bitmap(&mut p, phase_count + 1, (1, 1), PHASE_OUTSIDE)?;
+    let derived = head.head & LAST_PHASE_DERIVED != 0;
+    if derived && n == 0 {
+        return Err(Malformed("it derives the bytes of a phase but has none"));
+    }
+    let stored = n - usize::from(derived);
+    sink.phases(n);
+    let (phase_sum, unstored) = read_phases(&mut p, bitmap, stored, sink)?;
+    if let Some(slot) = unstored {
+        // The last phase's bytes: the kinds' bytes less the other phases'.
+        let bytes = total.checked_sub(phase_sum).ok_or(Malformed(
+            "its phases hold more bytes than its kinds, but it says they hold as many",
+        ))?;
+        sink.phase(slot, bytes);
+    }
+    let scalars = Scalars {
+        limit_hit,
+        used_bytes,
+        reserved_bytes,
+        page_count,
+        largest_alloc,
+    };
+    Ok((scalars, p))
 }
 
 /// Decodes the counters of a version-2 record (from [`Head::body`]) into `c`, reusing its
@@ -580,48 +697,8 @@ pub(crate) fn decode_counts(
     c: &mut MethodCounts,
     scratch: &mut Vec<u64>,
 ) -> Result<(), Malformed> {
-    let mut p = Payload::new(payload);
-    p.skip(head.body)?;
-    c.limit_hit = head.head & LIMIT_HIT != 0;
-    let reserved = p.varint()?;
-    c.reserved_bytes = if head.head & RESERVED_4K != 0 {
-        reserved
-            .checked_mul(4096)
-            .ok_or(Malformed("its reserved bytes are more than 2^64 - 1"))?
-    } else {
-        reserved
-    };
-    c.page_count = p.varint()?;
-    c.largest_alloc = p.varint()?;
-    let (bitmap, n) = read_bitmap(&mut p, kind_count + 1, (2, 0), KIND_OUTSIDE)?;
-    // `n` is bounded by the bytes left (read_bitmap): reserving follows the bytes read.
-    c.kinds.clear();
-    c.kinds.reserve(n);
-    let (total, _, overflow) = read_kinds(&mut p, bitmap, &mut c.kinds)?;
-    if overflow {
-        return Err(Malformed(
-            "its byte or allocation counts add up to more than 2^64 - 1",
-        ));
-    }
-    c.used_bytes = total.wrapping_add(p.signed()? as u64);
-    let (bitmap, n) = read_bitmap(&mut p, phase_count + 1, (1, 1), PHASE_OUTSIDE)?;
-    let derived = head.head & LAST_PHASE_DERIVED != 0;
-    if derived && n == 0 {
-        return Err(Malformed("it derives the bytes of a phase but has none"));
-    }
-    let stored = n - usize::from(derived);
-    c.phases.clear();
-    c.phases.reserve(n);
-    let phase_sum = read_phases(&mut p, bitmap, stored, &mut c.phases)?;
-    if derived {
-        // The last phase's bytes: the kinds' bytes less the other phases'.
-        let bytes = total.checked_sub(phase_sum).ok_or(Malformed(
-            "its phases hold more bytes than its kinds, but it says they hold as many",
-        ))?;
-        if let Some(last) = c.phases.last_mut() {
-            last.1 = bytes;
-        }
-    }
+    let (scalars, mut p) = decode_lists(payload, head, kind_count, phase_count, c)?;
+    scalars.set(c);
     c.phase_kind_bytes.clear();
     if head.head & BY_PHASE != 0 {
         read_by_phase(&mut p, c, scratch)?;
@@ -630,6 +707,24 @@ pub(crate) fn decode_counts(
         return Err(Malformed("it has bytes after its last field"));
     }
     Ok(())
+}
+
+/// Decodes the counters of a version-2 record without kinds by phase ([`has_by_phase`] false)
+/// into `sink`, checking what [`decode_counts`] checks; returns its other fields. On an
+/// error, `sink` may have been handed part of the record.
+pub(crate) fn decode_into_sink<S: Sink>(
+    payload: &[u8],
+    head: &Head,
+    kind_count: usize,
+    phase_count: usize,
+    sink: &mut S,
+) -> Result<Scalars, Malformed> {
+    debug_assert!(!has_by_phase(head));
+    let (scalars, p) = decode_lists(payload, head, kind_count, phase_count, sink)?;
+    if !p.is_done() {
+        return Err(Malformed("it has bytes after its last field"));
+    }
+    Ok(scalars)
 }
 
 /// Reads the kinds by phase and checks them against the kinds' and the phases' bytes.

@@ -1,8 +1,9 @@
 //! memdiff's first reading of one side of a diff: every record decoded once, on the side's own
 //! thread (both sides at once), into what the match and the report need: each method's
 //! identity, bytes and tier group, and the side's totals and per-kind and per-phase sums over
-//! all its methods. The figures are taken straight from the decoded record through the
-//! schema's slot map, which is looked up once per schema, not once per record.
+//! all its methods. The figures are taken from the reader as it decodes each record (a
+//! [`CountsVisitor`]: no list is built per record) through the schema's slot map, which is
+//! looked up once per schema, not once per record.
 
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
@@ -15,7 +16,7 @@ use crate::progress::Progress;
 use crate::union::{SchemaUnion, INVALID};
 use jitarena::counters::Schema;
 use jitarena::error::Error;
-use jitarena::log::{LogReader, MethodCounts, MethodInfo, MethodRecord};
+use jitarena::log::{CountsVisitor, LogReader, MethodCounts, MethodInfo, MethodRecord};
 
 /// A method's identity: its context number when it has one, else a 128-bit hash of its name
 /// and tier (bit 127 set, so that the two cannot meet; a collision is out of reach).
@@ -105,6 +106,23 @@ pub(crate) struct Side {
     pub warnings: Vec<String>,
     /// Files whose last record was cut short.
     pub cut: Vec<String>,
+    /// While reading: the per-kind sums, the invalid-kind bucket first (moved to `sums` at
+    /// the end).
+    kind_cells: Vec<u64>,
+    /// While reading: the per-phase sums, "no phase" first.
+    phase_cells: Vec<u64>,
+}
+
+/// A kind's cell when it is left out.
+const SKIP: u32 = u32::MAX;
+
+/// The cell (in [`Side::kind_cells`] or [`Side::phase_cells`]) of united slot `united`.
+fn cell(united: u32) -> u32 {
+    if united == INVALID {
+        0
+    } else {
+        united + 1
+    }
 }
 
 /// What the last record's schema and tier resolved to: records of a log share a few of each.
@@ -113,6 +131,10 @@ struct Cache {
     schema: Option<Arc<Schema>>,
     kind_map: Vec<u32>,
     phase_map: Vec<u32>,
+    /// Per schema slot: the kind's cell, or [`SKIP`].
+    kind_cell: Vec<u32>,
+    /// Per schema slot: the phase's cell.
+    phase_cell: Vec<u32>,
     /// Tiers seen and their groups (the first few: a log names a handful).
     tiers: Vec<(Option<String>, u8)>,
 }
@@ -168,8 +190,8 @@ impl Side {
             }
             let mut reader = LogReader::open(path)?;
             let mut uncounted = 0;
-            while reader.next_into(&mut record)? {
-                side.take(&record, ignore, &mut cache);
+            while reader.next_raw()? {
+                side.take(&reader, &mut record, ignore, &mut cache)?;
                 uncounted += 1;
                 if uncounted == 4096 {
                     progress.add(uncounted);
@@ -185,87 +207,135 @@ impl Side {
             }
             side.warnings.extend(reader.warnings().iter().cloned());
         }
+        let (kinds, phases) = (&side.kind_cells, &side.phase_cells);
+        side.sums.invalid_kind = kinds.first().copied().unwrap_or(0);
+        side.sums.kinds = kinds.get(1..).unwrap_or(&[]).to_vec();
+        side.sums.no_phase = phases.first().copied().unwrap_or(0);
+        side.sums.phases = phases.get(1..).unwrap_or(&[]).to_vec();
         Ok(Some(side))
     }
 
-    /// Takes one record.
-    fn take(&mut self, r: &MethodRecord, ignore: &[String], cache: &mut Cache) {
+    /// Takes one record, which `reader` moved to (undecoded).
+    fn take(
+        &mut self,
+        reader: &LogReader,
+        record: &mut MethodRecord,
+        ignore: &[String],
+        cache: &mut Cache,
+    ) -> Result<(), Error> {
+        let mut take = Take {
+            side: self,
+            cache,
+            ignore,
+            totals: Totals::default(),
+            ok: true,
+            group: 0,
+        };
+        reader.visit_current(record, &mut take)?;
+        let (mut totals, ok, group) = (take.totals, take.ok, take.group);
+        let c = &record.counts;
+        totals.used = c.used_bytes;
+        totals.reserved = c.reserved_bytes;
+        let ok = ok & self.groups[0].add(&totals);
+        self.groups[group as usize].add(&totals);
+        self.overflow |= !ok;
+        self.keys.push(&record.info);
+        self.bytes.push(totals.bytes);
+        self.group.push(group);
+        Ok(())
+    }
+}
+
+/// One record being taken into a side: its counters arrive from the reader one by one.
+struct Take<'a> {
+    side: &'a mut Side,
+    cache: &'a mut Cache,
+    ignore: &'a [String],
+    /// The record's totals so far (bytes and allocations of the kinds not left out).
+    totals: Totals,
+    /// False once a side's sum passed 2^64.
+    ok: bool,
+    /// The record's tier group.
+    group: u8,
+}
+
+impl CountsVisitor for Take<'_> {
+    fn start(&mut self, r: &MethodRecord) {
+        let (side, cache) = (&mut *self.side, &mut *self.cache);
         if !cache
             .schema
             .as_ref()
             .is_some_and(|s| Arc::ptr_eq(s, &r.schema))
         {
-            self.union.add(&r.schema);
-            let (kinds, phases) = self.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
+            side.union.add(&r.schema);
+            while side.ignored.len() < side.union.kind_count() {
+                let name = side.union.kind_name(side.ignored.len() as u32);
+                side.ignored.push(self.ignore.iter().any(|k| k == name));
+            }
+            let (kinds, phases) = side.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
             cache.kind_map = kinds.to_vec();
             cache.phase_map = phases.to_vec();
             cache.schema = Some(Arc::clone(&r.schema));
-            while self.ignored.len() < self.union.kind_count() {
-                let name = self.union.kind_name(self.ignored.len() as u32);
-                self.ignored.push(ignore.iter().any(|k| k == name));
-            }
-            self.sums.kinds.resize(self.union.kind_count(), 0);
-            self.sums.phases.resize(self.union.phase_count(), 0);
+            let ignored = &side.ignored;
+            cache.kind_cell = kinds
+                .iter()
+                .map(|&k| match ignored.get(k as usize) {
+                    Some(true) => SKIP,
+                    _ => cell(k),
+                })
+                .collect();
+            cache.phase_cell = phases.iter().map(|&p| cell(p)).collect();
+            side.kind_cells.resize(side.union.kind_count() + 1, 0);
+            side.phase_cells.resize(side.union.phase_count() + 1, 0);
         }
-        let group = cache.group(&r.info.tier);
-        let c = &r.counts;
-        let mut totals = Totals {
-            used: c.used_bytes,
-            reserved: c.reserved_bytes,
-            ..Totals::default()
-        };
-        let mut ok = true;
-        let ignoring = !ignore.is_empty();
-        for &(slot, bytes, count) in &c.kinds {
-            let united = cache
-                .kind_map
-                .get(slot as usize)
-                .copied()
-                .unwrap_or(INVALID);
-            if ignoring && self.ignored.get(united as usize).copied().unwrap_or(false) {
-                continue;
-            }
-            // A record's own sums fit (the reader checks them); the side's may not.
-            totals.bytes = totals.bytes.saturating_add(bytes);
-            totals.allocations = totals.allocations.saturating_add(count);
-            let s = &mut self.sums;
-            ok &= add(
-                s.kinds
-                    .get_mut(united as usize)
-                    .unwrap_or(&mut s.invalid_kind),
-                bytes,
-            );
+        self.group = cache.group(&r.info.tier);
+    }
+
+    #[inline(always)]
+    fn kind(&mut self, slot: u32, bytes: u64, count: u64) {
+        let cell = self
+            .cache
+            .kind_cell
+            .get(slot as usize)
+            .copied()
+            .unwrap_or(0);
+        if cell == SKIP {
+            return;
         }
-        for &(slot, bytes) in &c.phases {
-            let united = cache
-                .phase_map
-                .get(slot as usize)
-                .copied()
-                .unwrap_or(INVALID);
-            let s = &mut self.sums;
-            ok &= add(
-                s.phases.get_mut(united as usize).unwrap_or(&mut s.no_phase),
-                bytes,
-            );
+        // A record's own sums fit (the reader checks them): these cannot wrap.
+        let t = &mut self.totals;
+        t.bytes = t.bytes.wrapping_add(bytes);
+        t.allocations = t.allocations.wrapping_add(count);
+        if let Some(sum) = self.side.kind_cells.get_mut(cell as usize) {
+            self.ok &= add(sum, bytes);
         }
-        for &(phase, kind, bytes) in &c.phase_kind_bytes {
-            let map = |m: &[u32], slot: u32| m.get(slot as usize).copied().unwrap_or(INVALID);
-            let kind = map(&cache.kind_map, kind);
-            if ignoring && self.ignored.get(kind as usize).copied().unwrap_or(false) {
-                continue;
-            }
-            let phase = map(&cache.phase_map, phase);
-            ok &= add(
-                self.sums.phase_kinds.entry((phase, kind)).or_default(),
-                bytes,
-            );
+    }
+
+    #[inline(always)]
+    fn phase(&mut self, slot: u32, bytes: u64) {
+        let cell = self
+            .cache
+            .phase_cell
+            .get(slot as usize)
+            .copied()
+            .unwrap_or(0);
+        if let Some(sum) = self.side.phase_cells.get_mut(cell as usize) {
+            self.ok &= add(sum, bytes);
         }
-        ok &= self.groups[0].add(&totals);
-        self.groups[group as usize].add(&totals);
-        self.overflow |= !ok;
-        self.keys.push(&r.info);
-        self.bytes.push(totals.bytes);
-        self.group.push(group);
+    }
+
+    fn phase_kind(&mut self, phase: u32, kind: u32, bytes: u64) {
+        let map = |m: &[u32], slot: u32| m.get(slot as usize).copied().unwrap_or(INVALID);
+        let kind = map(&self.cache.kind_map, kind);
+        let side = &mut *self.side;
+        if !self.ignore.is_empty() && side.ignored.get(kind as usize).copied().unwrap_or(false) {
+            return;
+        }
+        let phase = map(&self.cache.phase_map, phase);
+        self.ok &= add(
+            side.sums.phase_kinds.entry((phase, kind)).or_default(),
+            bytes,
+        );
     }
 }
 

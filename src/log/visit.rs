@@ -1,0 +1,101 @@
+//! Reading a record's counters without building its lists: [`LogReader::visit_current`]
+//! hands each present kind and phase to a [`CountsVisitor`] as it is decoded, checking all
+//! that [`LogReader::decode_current`] checks. For readers that only add the counters up
+//! (`jitarena memdiff`), this saves building a [`MethodCounts`] per record.
+
+use super::{LogReader, MethodCounts, MethodRecord};
+use crate::error::Error;
+use crate::format::Malformed;
+use crate::record::{self, Sink};
+
+/// Receives the counters of a record as [`LogReader::visit_current`] decodes them.
+pub trait CountsVisitor {
+    /// Called first, once the record's schema and identity (`record.schema`, `record.info`)
+    /// are set; `record.counts` is not this record's yet.
+    fn start(&mut self, record: &MethodRecord);
+    /// A present kind: its slot in the record's schema (the kind count: the invalid-kind
+    /// bucket), bytes and allocations. Slots increase.
+    fn kind(&mut self, slot: u32, bytes: u64, count: u64);
+    /// A present phase: its slot (the phase count: "no phase") and bytes, after every kind.
+    /// Slots increase.
+    fn phase(&mut self, slot: u32, bytes: u64);
+    /// An entry of kinds by phase (phase slot, kind slot, bytes), after every phase, sorted by
+    /// phase then kind.
+    fn phase_kind(&mut self, phase: u32, kind: u32, bytes: u64);
+}
+
+/// A visitor as the decoder's sink.
+struct Visiting<'a, V>(&'a mut V);
+
+impl<V: CountsVisitor> Sink for Visiting<'_, V> {
+    #[inline(always)]
+    fn kind(&mut self, slot: u32, bytes: u64, count: u64) {
+        self.0.kind(slot, bytes, count);
+    }
+    #[inline(always)]
+    fn phase(&mut self, slot: u32, bytes: u64) {
+        self.0.phase(slot, bytes);
+    }
+}
+
+/// Hands the lists of `c` to `v`.
+fn replay<V: CountsVisitor>(c: &MethodCounts, v: &mut V) {
+    for &(slot, bytes, count) in &c.kinds {
+        v.kind(slot, bytes, count);
+    }
+    for &(slot, bytes) in &c.phases {
+        v.phase(slot, bytes);
+    }
+    for &(phase, kind, bytes) in &c.phase_kind_bytes {
+        v.phase_kind(phase, kind, bytes);
+    }
+}
+
+impl LogReader {
+    /// Decodes the record [`LogReader::next_raw`] moved to as
+    /// [`LogReader::decode_current`] does, with the same checks and errors, but hands its
+    /// kinds, phases and kinds by phase to `v` instead of storing them: afterwards
+    /// `record.schema`, `record.info` and the fields of `record.counts` other than its lists
+    /// are the record's, and its lists are empty. On an error, `v` may have been handed part
+    /// of the record.
+    pub fn visit_current<V: CountsVisitor>(
+        &self,
+        record: &mut MethodRecord,
+        v: &mut V,
+    ) -> Result<(), Error> {
+        let frame = self.frames.frame();
+        self.visit(&frame.payload, record, v)
+            .map_err(|e| self.frames.corrupt(frame.offset, e.0))
+    }
+
+    fn visit<V: CountsVisitor>(
+        &self,
+        payload: &[u8],
+        record: &mut MethodRecord,
+        v: &mut V,
+    ) -> Result<(), Malformed> {
+        let h = &self.head;
+        if self.frames.version() == 1 || record::has_by_phase(h) {
+            // Rare: decoded whole, then handed over.
+            self.decode(payload, record)?;
+            let mut c = std::mem::take(&mut record.counts);
+            v.start(record);
+            replay(&c, v);
+            c.kinds.clear();
+            c.phases.clear();
+            c.phase_kind_bytes.clear();
+            record.counts = c;
+            return Ok(());
+        }
+        let schema = self.ids_into(record)?;
+        let (kinds, phases) = (schema.kinds.len(), schema.phases.len());
+        v.start(record);
+        let scalars = record::decode_into_sink(payload, h, kinds, phases, &mut Visiting(v))?;
+        let c = &mut record.counts;
+        scalars.set(c);
+        c.kinds.clear();
+        c.phases.clear();
+        c.phase_kind_bytes.clear();
+        Ok(())
+    }
+}
