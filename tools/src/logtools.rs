@@ -16,10 +16,11 @@ use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodRecord};
 
 use crate::union::SchemaUnion;
 
-/// Reads every record of every log, calling `f` on each; returns the readers' warnings.
+/// Reads every record of every log, calling `f` on each with its file; returns the readers'
+/// warnings.
 pub fn for_each_record(
     paths: &[PathBuf],
-    f: impl FnMut(&MethodRecord) -> Result<(), Error>,
+    f: impl FnMut(&Path, &MethodRecord) -> Result<(), Error>,
 ) -> Result<Vec<String>, Error> {
     each_record(paths, &Progress::hidden(), "", f)
 }
@@ -29,7 +30,7 @@ fn each_record(
     paths: &[PathBuf],
     progress: &Progress,
     pass: &str,
-    mut f: impl FnMut(&MethodRecord) -> Result<(), Error>,
+    mut f: impl FnMut(&Path, &MethodRecord) -> Result<(), Error>,
 ) -> Result<Vec<String>, Error> {
     let mut warnings = Vec::new();
     // One record, its buffers reused from record to record.
@@ -44,7 +45,7 @@ fn each_record(
         // Counted in batches: a record takes about a microsecond, a count a clock reading.
         let mut uncounted = 0;
         while reader.next_into(&mut record)? {
-            f(&record)?;
+            f(path, &record)?;
             uncounted += 1;
             if uncounted == 1024 {
                 progress.add(uncounted);
@@ -55,6 +56,18 @@ fn each_record(
         warnings.extend(reader.warnings().iter().cloned());
     }
     Ok(warnings)
+}
+
+/// The error of a log whose second reading met kinds or phases that its first did not: it
+/// changed in between (a JIT still appending to it, or a pipe that a writer refilled).
+fn changed_while_read(path: &Path) -> Error {
+    Error::new(
+        ErrorCode::Io,
+        format!(
+            "{}: changed while being read: a record names kinds or phases that the first pass over the file did not see (is a JIT still writing it?); run again once the file is complete",
+            path.display()
+        ),
+    )
 }
 
 /// The union of the schemas of these logs (a first pass over them).
@@ -80,7 +93,7 @@ fn schemas_of(
     mut f: impl FnMut(&Arc<jitarena::counters::Schema>),
 ) -> Result<(), Error> {
     if pass1 == Pass1::Decode {
-        return each_record(paths, progress, "schemas (pass 1/2), ", |r| {
+        return each_record(paths, progress, "schemas (pass 1/2), ", |_, r| {
             f(&r.schema);
             Ok(())
         })
@@ -265,7 +278,9 @@ fn merge_with(
             };
             if !copied {
                 reader.decode_current(&mut record)?;
-                union.remap_sealed(&record.schema, &record.counts, &mut counts);
+                if !union.remap_sealed(&record.schema, &record.counts, &mut counts) {
+                    return Err(changed_while_read(path));
+                }
                 let i = &record.info;
                 let (name, tier) = (i.name.as_deref(), i.tier.as_deref());
                 writer
@@ -366,8 +381,10 @@ pub fn dump(
         header.push(format!("bytes:{}", jitarena::counters::INVALID_KIND_NAME));
         header.extend(schema.phases.iter().map(|p| format!("phase:{p}")));
         csv.write_record(&header).map_err(csv_err)?;
-        let warnings = for_each_record(paths, |r| {
-            union.remap_sealed(&r.schema, &r.counts, &mut counts);
+        let warnings = for_each_record(paths, |path, r| {
+            if !union.remap_sealed(&r.schema, &r.counts, &mut counts) {
+                return Err(changed_while_read(path));
+            }
             let c = &counts;
             let mut kinds = vec![0u64; schema.kinds.len() + 1];
             c.kinds.iter().for_each(|&(s, b, _)| kinds[s as usize] += b);
@@ -395,8 +412,10 @@ pub fn dump(
         csv.flush().map_err(w)?;
         return Ok(warnings);
     }
-    for_each_record(paths, |r| {
-        union.remap_sealed(&r.schema, &r.counts, &mut counts);
+    for_each_record(paths, |path, r| {
+        if !union.remap_sealed(&r.schema, &r.counts, &mut counts) {
+            return Err(changed_while_read(path));
+        }
         let c = &counts;
         let (name, tier) = (
             r.info.name.as_deref().unwrap_or(""),

@@ -220,15 +220,25 @@ impl SchemaUnion {
     /// [`SchemaUnion::seal`]): `counts` re-laid against the union's schema, into `out`.
     /// `schema`, known by its names since the union was built, is also remembered by address,
     /// so that the later records of its file are not matched by hashing every name again.
+    ///
+    /// Returns `false`, and leaves `out` as it was, when `schema` names a kind or phase that the
+    /// union lacks: its schema is already out (a file's columns, a merged log's schema), so the
+    /// counts have no place in it. That happens only when a file changed between the passes.
+    #[must_use]
     pub fn remap_sealed(
         &mut self,
         schema: &Arc<Schema>,
         counts: &MethodCounts,
         out: &mut MethodCounts,
-    ) {
+    ) -> bool {
+        let names = (self.kinds.len(), self.phases.len());
         self.add(schema);
+        if (self.kinds.len(), self.phases.len()) != names {
+            return false;
+        }
         self.remap(schema, counts, out);
         self.seal(out);
+        true
     }
 
     /// Replaces the [`INVALID`] buckets of remapped counts with the slots of the finished
