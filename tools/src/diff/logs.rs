@@ -137,46 +137,50 @@ fn changed(side: &str) -> Error {
 }
 
 /// Reads both sides at once, each on a thread of its own. The first side to fail stops the
-/// other, which stops at its next check (see [`Side::read`]: every file, every 4,096 records),
-/// and its error is returned once both threads have ended: nothing of the diff runs on after
-/// this returns. (Inputs are regular files, checked before: none can keep a side waiting.)
+/// other, and its error is returned at once: the other side's thread is not waited for, so
+/// that an input that never ends (a pipe whose writer stays open) cannot hold the error back;
+/// that thread stops at its next check (see [`Side::read`]) or with the process.
 fn read_both(
     base_files: &[PathBuf],
     diff_files: &[PathBuf],
     ignore: &[String],
     progress: &Progress,
 ) -> Result<(Side, Side), Error> {
-    let stop = AtomicBool::new(false);
+    let stop = Arc::new(AtomicBool::new(false));
     let (send, receive) = mpsc::channel();
+    for (which, files) in [(0usize, base_files), (1, diff_files)] {
+        let (files, names, bar, flag, send) = (
+            files.to_vec(),
+            ignore.to_vec(),
+            progress.clone(),
+            Arc::clone(&stop),
+            send.clone(),
+        );
+        std::thread::Builder::new()
+            .name(["memdiff base side", "memdiff diff side"][which].into())
+            .spawn(move || {
+                let side = Side::read(&files, &names, &bar, &flag);
+                if side.is_err() {
+                    flag.store(true, Ordering::Relaxed);
+                }
+                // The receiver is gone only when the other side failed first.
+                let _ = send.send((which, side));
+            })
+            .map_err(|e| {
+                stop.store(true, Ordering::Relaxed);
+                internal(&format!("start of a reader thread ({e})"))
+            })?;
+    }
+    drop(send);
     let mut sides = [None, None];
-    std::thread::scope(|scope| -> Result<(), Error> {
-        for (which, files) in [(0usize, base_files), (1, diff_files)] {
-            let (stop, send) = (&stop, send.clone());
-            std::thread::Builder::new()
-                .name(["memdiff base side", "memdiff diff side"][which].into())
-                .spawn_scoped(scope, move || {
-                    let side = Side::read(files, ignore, progress, stop);
-                    if side.is_err() {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                    let _ = send.send((which, side));
-                })
-                .map_err(|e| {
-                    stop.store(true, Ordering::Relaxed);
-                    internal(&format!("start of a reader thread ({e})"))
-                })?;
-        }
-        drop(send);
-        // One message from each thread: a side stopped by the other's failure (`None`) comes
-        // before or after that failure, which is returned (the scope waits for both threads).
-        for _ in 0..2 {
-            let (which, side) = receive
-                .recv()
-                .map_err(|_| internal("reader thread of a side"))?;
-            sides[which] = side.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
-        }
-        Ok(())
-    })?;
+    // One message from each thread: a side stopped by the other's failure (`None`) comes
+    // before or after that failure, which is returned.
+    for _ in 0..2 {
+        let (which, side) = receive
+            .recv()
+            .map_err(|_| internal("reader thread of a side"))?;
+        sides[which] = side.inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
+    }
     match sides {
         [Some(base), Some(diff)] => Ok((base, diff)),
         // A side stops only when the other failed, and that error was returned above.
