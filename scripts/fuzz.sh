@@ -66,8 +66,14 @@ jobs=$(nproc 2>/dev/null || echo 1)
 fuzz_one() { # target: runs it, prints its line, leaves fuzz/logs/TARGET.status
   local t=$1
   mkdir -p "fuzz/artifacts/$t"
+  # memdiff returns the first side's error at once and lets the other side's reader thread
+  # stop on its own (so that an input that blocks cannot hold the error back): allocations of
+  # that thread are still live when libFuzzer checks for leaks after the input. AddressSanitizer
+  # still checks every access; the other targets keep the leak check.
+  local leaks=1
+  [ "$t" = memdiff ] && leaks=0
   if cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- -max_total_time="$secs" \
-      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -detect_leaks="$leaks" \
       -artifact_prefix="fuzz/artifacts/$t/" >"fuzz/logs/$t.log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "fuzz/logs/$t.log" | tail -n 1)
     echo "fuzz.sh: $t: ${execs:-?} executions, no crash, timeout or out-of-memory"
