@@ -278,3 +278,37 @@ fn intern(
     ids.insert(name.to_string(), names.len() as u32 - 1);
     names.len() as u32 - 1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema(kinds: &[&str]) -> Arc<Schema> {
+        let kinds = kinds.iter().map(|k| k.to_string()).collect();
+        Arc::new(Schema::read(kinds, vec!["Import".to_string()]).unwrap())
+    }
+
+    /// A file that gains a kind between a tool's two readings (a JIT still appending to it):
+    /// its record has no place in the union already written out, and must be refused (dump's
+    /// columns indexed past their end, merge's writer blamed its output), while a schema of the
+    /// union's names in another order still re-lays its counts.
+    #[test]
+    fn a_schema_with_names_the_sealed_union_lacks_is_refused() {
+        let mut union = SchemaUnion::default();
+        union.add(&schema(&["ASTNode", "LSRA"]));
+        let sealed = union.schema().unwrap();
+        let counts = MethodCounts {
+            kinds: vec![(0, 64, 2), (1, 40, 1)],
+            phases: vec![(0, 104)],
+            ..MethodCounts::default()
+        };
+        let mut out = MethodCounts::default();
+        assert!(union.remap_sealed(&schema(&["LSRA", "ASTNode"]), &counts, &mut out));
+        assert_eq!(out.kinds, vec![(0, 40, 1), (1, 64, 2)]);
+        let before = out.clone();
+        let grown = schema(&["ASTNode", "LSRA", "NewKind"]);
+        assert!(!union.remap_sealed(&grown, &counts, &mut out));
+        assert_eq!(out, before, "left as it was");
+        assert_eq!(union.schema().unwrap().kinds.len(), sealed.kinds.len() + 1);
+    }
+}
