@@ -226,24 +226,16 @@ impl TopLists {
     /// The lists of the matched methods of a tally.
     pub(crate) fn of(t: &Tally, options: &DiffOptions) -> TopLists {
         let n = options.top;
-        let matched: Vec<u32> = (0..t.base_bytes.len() as u32)
-            .filter(|&i| t.matched[i as usize])
-            .collect();
+        let matched = || (0..t.base_bytes.len() as u32).filter(|&i| t.matched[i as usize]);
         let rel = |i: u32| t.diff_bytes[i as usize] as f64 / t.base_bytes[i as usize] as f64;
-        // The n first by `order` (ties by index), found in linear time, then sorted.
+        // The n first by `order` (ties by context number, then by index: a total order).
         let pick = |keep: &dyn Fn(u32) -> bool, order: &dyn Fn(u32, u32) -> std::cmp::Ordering| {
-            let mut list: Vec<u32> = matched.iter().copied().filter(|&i| keep(i)).collect();
             let cmp = |a: &u32, b: &u32| {
                 order(*a, *b)
                     .then(t.context[*a as usize].cmp(&t.context[*b as usize]))
                     .then(a.cmp(b))
             };
-            if n > 0 && list.len() > n {
-                list.select_nth_unstable_by(n - 1, cmp);
-            }
-            list.truncate(n);
-            list.sort_by(cmp);
-            list
+            first_n(matched().filter(|&i| keep(i)), n, cmp)
         };
         let floor = options.min_method_bytes.max(1);
         let big = |i: u32| t.base_bytes[i as usize] >= floor;
@@ -281,6 +273,40 @@ impl TopLists {
         ]
         .map(|l| l.iter().map(|&i| describe(i)).collect())
     }
+}
+
+/// The `n` first of `items` by `cmp` (a total order), sorted. Candidates gather in a buffer
+/// of at most `2n` (or 64); when it fills, it is cut back to its `n` first, in linear time, and
+/// the last of those becomes the bar that a later item must beat to be kept at all. Most items
+/// therefore cost one comparison, and the whole selection linear time in the items.
+pub(crate) fn first_n(
+    items: impl Iterator<Item = u32>,
+    n: usize,
+    cmp: impl Fn(&u32, &u32) -> std::cmp::Ordering,
+) -> Vec<u32> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let full = n.saturating_mul(2).max(64);
+    let mut kept = Vec::new();
+    let mut bar: Option<u32> = None;
+    for i in items {
+        if bar.is_some_and(|b| cmp(&i, &b).is_ge()) {
+            continue; // n kept items come before it
+        }
+        kept.push(i);
+        if kept.len() >= full {
+            kept.select_nth_unstable_by(n - 1, &cmp);
+            kept.truncate(n);
+            bar = kept.last().copied();
+        }
+    }
+    if kept.len() > n {
+        kept.select_nth_unstable_by(n - 1, &cmp);
+        kept.truncate(n);
+    }
+    kept.sort_by(&cmp);
+    kept
 }
 
 /// A listed method: its figures, and the kind that moved most between the two sides' sparse
@@ -547,6 +573,33 @@ mod tests {
                 })
                 .collect();
             assert_eq!(quantiles(v.clone()), sorted_quantiles(v), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn first_n_equals_sorting_everything() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for len in [0usize, 1, 2, 63, 64, 65, 200, 1000, 5000] {
+            // Few distinct keys (many ties, broken by index), in random, rising and falling order.
+            let keys: Vec<u64> = (0..len)
+                .map(|i| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    match len % 3 {
+                        0 => seed % 7,
+                        1 => i as u64,
+                        _ => (len - i) as u64 / 3,
+                    }
+                })
+                .collect();
+            let cmp = |a: &u32, b: &u32| keys[*a as usize].cmp(&keys[*b as usize]).then(a.cmp(b));
+            for n in [0usize, 1, 2, 10, 31, 32, 33, 100, len, len + 1] {
+                let mut all: Vec<u32> = (0..len as u32).collect();
+                all.sort_by(cmp);
+                all.truncate(n);
+                assert_eq!(first_n(0..len as u32, n, cmp), all, "len {len}, n {n}");
+            }
         }
     }
 }
