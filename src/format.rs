@@ -392,6 +392,9 @@ impl<'a> Payload<'a> {
     }
 }
 
+/// What a frame whose checksum does not match is called.
+const CHECKSUM_MISMATCH: &str = "checksum mismatch (the file was damaged)";
+
 /// One frame read from a file.
 pub struct Frame {
     /// The frame type.
@@ -415,6 +418,11 @@ pub struct FrameReader {
     done: bool,
     frame: Frame,
     scanned: u64,
+    /// Whether checksums wait for [`FrameReader::check_current`] (see
+    /// [`FrameReader::defer_checks`]).
+    deferred: bool,
+    /// The current frame's checksum, while it is not yet checked.
+    unchecked: Option<[u8; 4]>,
 }
 
 /// The first read of a frame's body: larger frames are read in growing steps, so that memory
@@ -482,7 +490,36 @@ impl FrameReader {
                 payload: Vec::new(),
             },
             scanned: HEADER_LEN as u64,
+            deferred: false,
+            unchecked: None,
         })
+    }
+
+    /// From now on, a frame that lies whole in the read buffer has its checksum checked only
+    /// when [`FrameReader::check_current`] is called: for a second reading of a file that a
+    /// first reading checked whole, which decodes only a few of its frames. Every frame's
+    /// length is still checked, and a frame read past the buffer is checked at once.
+    pub fn defer_checks(&mut self) {
+        self.deferred = true;
+    }
+
+    /// Checks the current frame's checksum if [`FrameReader::advance`] deferred it; the same
+    /// error as `advance` gives when it does not.
+    pub fn check_current(&self) -> Result<(), Error> {
+        let Some(crc) = self.unchecked else {
+            return Ok(());
+        };
+        let f = &self.frame;
+        // The length as the frame has it: advance refuses any other encoding of it.
+        let mut head = vec![f.kind];
+        put_varint(&mut head, f.payload.len() as u64);
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&head);
+        hasher.update(&f.payload);
+        if hasher.finalize().to_le_bytes() != crc {
+            return Err(self.corrupt(f.offset, CHECKSUM_MISMATCH));
+        }
+        Ok(())
     }
 
     /// The file being read.
@@ -583,9 +620,10 @@ impl FrameReader {
         hasher.update(head);
         hasher.update(payload);
         if hasher.finalize().to_le_bytes() != crc {
-            return Err(self.corrupt(start, "checksum mismatch (the file was damaged)"));
+            return Err(self.corrupt(start, CHECKSUM_MISMATCH));
         }
         body.truncate(len as usize);
+        self.unchecked = None;
         self.frame.kind = head[0];
         self.frame.offset = start;
         self.offset = start + (head_len + want) as u64;
@@ -626,10 +664,12 @@ impl FrameReader {
             return Ok(false);
         }
         let end = head_len + len as usize;
-        let Some(crc) = buf.get(end..end + 4) else {
+        let Some(&crc) = buf.get(end..).and_then(|rest| rest.first_chunk::<4>()) else {
             return Ok(false);
         };
-        if crc32fast::hash(&buf[..end]).to_le_bytes() != crc {
+        if self.deferred {
+            self.unchecked = Some(crc);
+        } else if crc32fast::hash(&buf[..end]).to_le_bytes() != crc {
             return Ok(false);
         }
         self.frame.kind = buf[0];

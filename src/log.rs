@@ -595,6 +595,16 @@ impl LogReader {
         })
     }
 
+    /// Opens a log for a second reading, after a first one read every record of it without
+    /// error: the checksums of its records are checked only for those decoded
+    /// ([`LogReader::decode_current`]), not for those passed over (schema and tier frames are
+    /// checked as ever). memdiff's later passes read each file again for a few records.
+    pub fn open_again(path: &Path) -> Result<LogReader, Error> {
+        let mut reader = LogReader::open(path)?;
+        reader.frames.defer_checks();
+        Ok(reader)
+    }
+
     /// The log's format version (1 or 2).
     pub fn version(&self) -> u8 {
         self.frames.version()
@@ -635,12 +645,20 @@ impl LogReader {
     pub fn next_raw(&mut self) -> Result<bool, Error> {
         while self.frames.advance()? {
             let frame = self.frames.frame();
+            if frame.kind != FRAME_METHOD {
+                self.frames.check_current()?;
+            }
             if self.dict.take(frame, &self.frames)? || frame.kind != FRAME_METHOD {
                 continue; // schema and tier frames; unknown frame types are skipped
             }
             if self.frames.version() >= 2 {
-                self.head = record::Head::read(&frame.payload, &mut self.prev)
-                    .map_err(|e| self.frames.corrupt(frame.offset, e.0))?;
+                self.head = record::Head::read(&frame.payload, &mut self.prev).map_err(|e| {
+                    // A damaged frame is named as such, checked or not.
+                    match self.frames.check_current() {
+                        Err(damaged) => damaged,
+                        Ok(()) => self.frames.corrupt(frame.offset, e.0),
+                    }
+                })?;
             }
             return Ok(true);
         }
@@ -649,6 +667,7 @@ impl LogReader {
 
     /// Decodes the record [`LogReader::next_raw`] moved to.
     pub fn decode_current(&self, record: &mut MethodRecord) -> Result<(), Error> {
+        self.frames.check_current()?;
         let frame = self.frames.frame();
         self.decode(&frame.payload, record)
             .map_err(|e| self.frames.corrupt(frame.offset, e.0))

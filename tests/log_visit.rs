@@ -225,3 +225,113 @@ fn a_damaged_record_gives_the_same_error_either_way() {
         );
     }
 }
+
+/// The frames of a log file: (type, payload range).
+fn frames_of(bytes: &[u8]) -> Vec<(u8, std::ops::Range<usize>)> {
+    let mut frames = Vec::new();
+    let mut at = HEADER_LEN;
+    while at < bytes.len() {
+        let (mut len, mut shift, mut i) = (0usize, 0, at + 1);
+        loop {
+            len |= usize::from(bytes[i] & 0x7f) << shift;
+            shift += 7;
+            i += 1;
+            if bytes[i - 1] < 0x80 {
+                break;
+            }
+        }
+        frames.push((bytes[at], i..i + len));
+        at = i + len + 4;
+    }
+    frames
+}
+
+/// Reads `path` with `open`, decoding the records for which `decode` holds; the records
+/// decoded, or the first error.
+fn read_some(
+    path: &Path,
+    open: fn(&Path) -> Result<LogReader, Error>,
+    decode: impl Fn(usize) -> bool,
+) -> Result<Vec<MethodRecord>, String> {
+    let mut reader = open(path).map_err(|e| e.message)?;
+    let mut record = MethodRecord {
+        schema: Arc::new(Schema::default()),
+        info: MethodInfo::default(),
+        counts: MethodCounts::default(),
+    };
+    let (mut out, mut i) = (Vec::new(), 0);
+    while reader.next_raw().map_err(|e| e.message)? {
+        if decode(i) {
+            reader.decode_current(&mut record).map_err(|e| e.message)?;
+            out.push(record.clone());
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+#[test]
+fn a_second_reading_checks_the_records_it_decodes() {
+    let records = sample();
+    let path = tmp("again.jas");
+    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for r in &records {
+        w.write_record(r).unwrap();
+    }
+    w.finish().unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let frames = frames_of(&good);
+    let damaged = tmp("again-damaged.jas");
+    let all = |_| true;
+    // Undamaged, both readings give every record.
+    assert_eq!(
+        read_some(&path, LogReader::open_again, all),
+        Ok(records.clone())
+    );
+
+    // The last byte of record 5's counters, then its name (stored as "5" after the previous
+    // record's "Ns.C:M"), made invalid UTF-8, so that its head cannot be read.
+    let methods: Vec<_> = frames.iter().filter(|f| f.0 == 3).collect();
+    let head = methods[5].1.start..methods[5].1.start + 8;
+    let name = head.start + good[head].iter().position(|&b| b == b'5').unwrap();
+    for (at, value) in [
+        (methods[5].1.end - 1, good[methods[5].1.end - 1] ^ 1),
+        (name, 0xFF),
+    ] {
+        let mut bytes = good.clone();
+        bytes[at] = value;
+        std::fs::write(&damaged, &bytes).unwrap();
+        let want = read_some(&damaged, LogReader::open, all).unwrap_err();
+        assert!(want.contains("checksum mismatch"), "{want}");
+        // Decoding it: the same error, whichever byte.
+        assert_eq!(
+            read_some(&damaged, LogReader::open_again, all),
+            Err(want.clone())
+        );
+        assert_eq!(
+            read_some(&damaged, LogReader::open_again, |i| i == 5),
+            Err(want.clone())
+        );
+        // Passing over it: the others, decoded, unchanged; a damaged head is still found.
+        let others = read_some(&damaged, LogReader::open_again, |i| i != 5);
+        if at == name {
+            assert_eq!(others, Err(want));
+        } else {
+            let mut want = records.clone();
+            want.remove(5);
+            assert_eq!(others, Ok(want));
+        }
+    }
+
+    // A damaged schema frame is found by either reading, decoding or not.
+    let schema_frame = frames.iter().rfind(|f| f.0 != 3).unwrap();
+    let mut bytes = good.clone();
+    bytes[schema_frame.1.end - 1] ^= 0x01;
+    std::fs::write(&damaged, &bytes).unwrap();
+    let want = read_some(&damaged, LogReader::open, all).unwrap_err();
+    assert!(want.contains("checksum mismatch"), "{want}");
+    assert_eq!(
+        read_some(&damaged, LogReader::open_again, |_| false),
+        Err(want)
+    );
+}

@@ -63,6 +63,7 @@ impl LogReader {
         record: &mut MethodRecord,
         v: &mut V,
     ) -> Result<(), Error> {
+        self.frames.check_current()?;
         let frame = self.frames.frame();
         self.visit(&frame.payload, record, v)
             .map_err(|e| self.frames.corrupt(frame.offset, e.0))

@@ -109,7 +109,8 @@ fn stream(
         counts: MethodCounts::default(),
     };
     for path in files {
-        let mut reader = LogReader::open(path)?;
+        // Step 1 read every record of it: only the records decoded are checked again.
+        let mut reader = LogReader::open_again(path)?;
         while reader.next_raw()? {
             f(&reader, &mut record)?;
         }
@@ -188,12 +189,16 @@ fn read_both(
     }
 }
 
+/// What tells whether a file changed: its length and modification time.
+type Stamp = (u64, Option<std::time::SystemTime>);
+
 /// Refuses an input that cannot be read twice (a pipe, a device): the first pass would take
-/// its records and the third would find it empty, or wait forever for a writer.
-fn check_rereadable(path: &Path) -> Result<(), Error> {
+/// its records and the third would find it empty, or wait forever for a writer. Returns the
+/// file's [`Stamp`].
+fn check_rereadable(path: &Path) -> Result<Stamp, Error> {
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, "open", &e))?;
     if meta.is_file() {
-        return Ok(());
+        return Ok((meta.len(), meta.modified().ok()));
     }
     Err(Error::new(
         jitarena::ErrorCode::Io,
@@ -204,6 +209,22 @@ fn check_rereadable(path: &Path) -> Result<(), Error> {
     ))
 }
 
+/// Checks that each of `files` still has the [`Stamp`] of `stamps` taken before reading it.
+fn unchanged<'a>(files: impl Iterator<Item = &'a PathBuf>, stamps: &[Stamp]) -> Result<(), Error> {
+    for (path, stamp) in files.zip(stamps) {
+        if check_rereadable(path)? != *stamp {
+            return Err(Error::new(
+                jitarena::ErrorCode::Io,
+                format!(
+                    "{}: changed while memdiff read it (its length or modification time is not what it was at the start)",
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Compares two sets of stats logs (files or directories of shards).
 pub fn diff_logs(
     base: &[PathBuf],
@@ -211,9 +232,11 @@ pub fn diff_logs(
     options: &DiffOptions,
 ) -> Result<MemDiff, Error> {
     let (base_files, diff_files) = (expand_inputs(base)?, expand_inputs(diff)?);
-    for path in base_files.iter().chain(&diff_files) {
-        check_rereadable(path)?;
-    }
+    let stamps = base_files
+        .iter()
+        .chain(&diff_files)
+        .map(|path| check_rereadable(path))
+        .collect::<Result<Vec<Stamp>, Error>>()?;
     let ignore = &options.ignore_kinds;
     let top_n = options.top;
     let progress = &options.progress;
@@ -397,6 +420,9 @@ pub fn diff_logs(
     });
     pass3?;
     pass4?;
+    // The second reading checks only the records it decodes (the first checked them all), so
+    // each file must still be the one the first reading saw.
+    unchanged(base_files.iter().chain(&diff_files), &stamps)?;
     t.coverage.missing_in_base = missing_in_base;
     for (d, kinds) in detail.iter_mut().zip(diff_detail) {
         d.2 = kinds;

@@ -75,3 +75,30 @@ fn a_corrupt_diff_ends_the_read_while_the_base_waits() {
     let message = error_within_a_minute(base, diff.clone());
     assert!(message.contains(&diff.display().to_string()), "{message}");
 }
+
+#[test]
+fn a_file_changed_after_the_first_reading_is_refused() {
+    let path = corrupt_log("stamped.jas");
+    let files = [path.clone()];
+    let stamps = [check_rereadable(&path).unwrap()];
+    unchanged(files.iter(), &stamps).unwrap();
+    // Rewritten in place, the same length: a later modification time.
+    let file = OpenOptions::new().write(true).open(&path).unwrap();
+    let later = std::fs::metadata(&path).unwrap().modified().unwrap() + Duration::from_secs(3);
+    file.set_modified(later).unwrap();
+    let e = unchanged(files.iter(), &stamps).unwrap_err();
+    assert!(e.message.starts_with(&format!(
+        "{}: changed while memdiff read it",
+        path.display()
+    )));
+    // Appended to.
+    let stamps = [check_rereadable(&path).unwrap()];
+    OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&[0])
+        .unwrap();
+    file.set_modified(later).unwrap();
+    assert!(unchanged(files.iter(), &stamps).is_err());
+}
