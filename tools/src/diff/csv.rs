@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::tally::{finish, method_delta, Tally, TopLists};
+use super::tally::{finish, method_delta, rank, Tally};
 use super::{keep_largest, tier_group, DiffOptions, MemDiff, Totals};
 use jitarena::error::{Error, ErrorCode};
 use jitarena::log::MethodInfo;
@@ -171,9 +171,9 @@ pub fn diff_csv(
         }
     }
     t.check_overflow(&[path.to_path_buf()])?;
-    let top = TopLists::of(&t, options);
+    let (top, matched) = rank(&t, options);
     let lists = top.describe(|i| method_delta(&t, i, &infos[i as usize], &[], &[]));
-    let mut out = finish(t, options, lists, &top.all, Vec::new());
+    let mut out = finish(t, options, matched, lists, &top.all, Vec::new());
     out.has_kinds = false;
     Ok(out)
 }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use super::side::{relay, Keys, Side};
-use super::tally::{finish, method_delta, strip_ignored, FastMap, Tally, TopLists};
+use super::tally::{finish, method_delta, rank, strip_ignored, FastMap, Tally};
 use super::{keep_largest, tier_group, DiffOptions, MemDiff};
 use crate::progress::Progress;
 use crate::report::stats::expand_inputs;
@@ -308,7 +308,7 @@ pub fn diff_logs(
     t.base_bytes = base_side.bytes;
     t.group = base_side.group;
 
-    let top = TopLists::of(&t, options);
+    let (top, matched_methods) = rank(&t, options);
     let wanted: FastMap<u32, usize> = top.all.iter().enumerate().map(|(k, &i)| (i, k)).collect();
     let wanted_diff: FastMap<u32, usize> = top
         .all
@@ -431,7 +431,14 @@ pub fn diff_logs(
         let (info, b, d) = &detail[wanted[&i]];
         method_delta(&t, i, info, b, d)
     });
-    Ok(finish(t, options, lists, &top.all, warnings))
+    Ok(finish(
+        t,
+        options,
+        matched_methods,
+        lists,
+        &top.all,
+        warnings,
+    ))
 }
 
 #[cfg(all(test, unix))]

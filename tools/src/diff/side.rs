@@ -306,8 +306,11 @@ impl CountsVisitor for Take<'_> {
         let t = &mut self.totals;
         t.bytes = t.bytes.wrapping_add(bytes);
         t.allocations = t.allocations.wrapping_add(count);
+        // Every byte added to a kind's cell is added to the Overall group's bytes too, whose
+        // sum is checked once per record (`Side::take`): while that sum fits, no cell can
+        // pass 2^64, and once it does not, the side is refused whatever its cells hold.
         if let Some(sum) = self.side.kind_cells.get_mut(cell as usize) {
-            self.ok &= add(sum, bytes);
+            *sum = sum.wrapping_add(bytes);
         }
     }
 

@@ -223,30 +223,46 @@ pub(crate) struct TopLists {
 }
 
 impl TopLists {
-    /// The lists of the matched methods of a tally.
+    /// The lists of the matched methods of a tally, found in one pass over them.
     pub(crate) fn of(t: &Tally, options: &DiffOptions) -> TopLists {
+        use std::cmp::Ordering;
         let n = options.top;
-        let matched = || (0..t.base_bytes.len() as u32).filter(|&i| t.matched[i as usize]);
         let rel = |i: u32| t.diff_bytes[i as usize] as f64 / t.base_bytes[i as usize] as f64;
-        // The n first by `order` (ties by context number, then by index: a total order).
-        let pick = |keep: &dyn Fn(u32) -> bool, order: &dyn Fn(u32, u32) -> std::cmp::Ordering| {
-            let cmp = |a: &u32, b: &u32| {
-                order(*a, *b)
-                    .then(t.context[*a as usize].cmp(&t.context[*b as usize]))
-                    .then(a.cmp(b))
-            };
-            first_n(matched().filter(|&i| keep(i)), n, cmp)
+        // Each list's order, ties by context number, then by index: a total order.
+        let then = |a: u32, b: u32| {
+            t.context[a as usize]
+                .cmp(&t.context[b as usize])
+                .then(a.cmp(&b))
         };
+        let by_growth = |a: &u32, b: &u32| t.delta(*b).cmp(&t.delta(*a)).then(then(*a, *b));
+        let by_shrinkage = |a: &u32, b: &u32| t.delta(*a).cmp(&t.delta(*b)).then(then(*a, *b));
+        let by_relative_growth = |a: &u32, b: &u32| rel(*b).total_cmp(&rel(*a)).then(then(*a, *b));
+        let by_relative_shrinkage =
+            |a: &u32, b: &u32| rel(*a).total_cmp(&rel(*b)).then(then(*a, *b));
         let floor = options.min_method_bytes.max(1);
-        let big = |i: u32| t.base_bytes[i as usize] >= floor;
-        let growth = pick(&|i| t.delta(i) > 0, &|a, b| t.delta(b).cmp(&t.delta(a)));
-        let shrinkage = pick(&|i| t.delta(i) < 0, &|a, b| t.delta(a).cmp(&t.delta(b)));
-        let relative_growth = pick(&|i| big(i) && t.delta(i) > 0, &|a, b| {
-            rel(b).total_cmp(&rel(a))
-        });
-        let relative_shrinkage = pick(&|i| big(i) && t.delta(i) < 0, &|a, b| {
-            rel(a).total_cmp(&rel(b))
-        });
+        let [mut growth, mut shrinkage, mut relative_growth, mut relative_shrinkage] =
+            [(); 4].map(|()| FirstN::new(n));
+        for i in (0..t.base_bytes.len() as u32).filter(|&i| t.matched[i as usize]) {
+            let big = t.base_bytes[i as usize] >= floor;
+            match t.delta(i).cmp(&0) {
+                Ordering::Greater => {
+                    growth.offer(i, &by_growth);
+                    if big {
+                        relative_growth.offer(i, &by_relative_growth);
+                    }
+                }
+                Ordering::Less => {
+                    shrinkage.offer(i, &by_shrinkage);
+                    if big {
+                        relative_shrinkage.offer(i, &by_relative_shrinkage);
+                    }
+                }
+                Ordering::Equal => {}
+            }
+        }
+        let (growth, shrinkage) = (growth.sorted(&by_growth), shrinkage.sorted(&by_shrinkage));
+        let relative_growth = relative_growth.sorted(&by_relative_growth);
+        let relative_shrinkage = relative_shrinkage.sorted(&by_relative_shrinkage);
         let mut all: Vec<u32> = [&growth, &shrinkage, &relative_growth, &relative_shrinkage]
             .into_iter()
             .flatten()
@@ -275,38 +291,57 @@ impl TopLists {
     }
 }
 
-/// The `n` first of `items` by `cmp` (a total order), sorted. Candidates gather in a buffer
-/// of at most `2n` (or 64); when it fills, it is cut back to its `n` first, in linear time, and
-/// the last of those becomes the bar that a later item must beat to be kept at all. Most items
-/// therefore cost one comparison, and the whole selection linear time in the items.
-pub(crate) fn first_n(
-    items: impl Iterator<Item = u32>,
+/// The `n` first of the items offered, by an order (a total one). Candidates gather in a
+/// buffer of at most `2n` (or 64); when it fills, it is cut back to its `n` first, in linear
+/// time, and the last of those becomes the bar that a later item must beat to be kept at all.
+/// Most items therefore cost one comparison, and the whole selection linear time.
+pub(crate) struct FirstN {
     n: usize,
-    cmp: impl Fn(&u32, &u32) -> std::cmp::Ordering,
-) -> Vec<u32> {
-    if n == 0 {
-        return Vec::new();
-    }
-    let full = n.saturating_mul(2).max(64);
-    let mut kept = Vec::new();
-    let mut bar: Option<u32> = None;
-    for i in items {
-        if bar.is_some_and(|b| cmp(&i, &b).is_ge()) {
-            continue; // n kept items come before it
-        }
-        kept.push(i);
-        if kept.len() >= full {
-            kept.select_nth_unstable_by(n - 1, &cmp);
-            kept.truncate(n);
-            bar = kept.last().copied();
+    full: usize,
+    kept: Vec<u32>,
+    bar: Option<u32>,
+}
+
+type Order<'a> = dyn Fn(&u32, &u32) -> std::cmp::Ordering + 'a;
+
+impl FirstN {
+    /// A selection of the `n` first.
+    pub(crate) fn new(n: usize) -> FirstN {
+        FirstN {
+            n,
+            full: n.saturating_mul(2).max(64),
+            kept: Vec::new(),
+            bar: None,
         }
     }
-    if kept.len() > n {
-        kept.select_nth_unstable_by(n - 1, &cmp);
-        kept.truncate(n);
+
+    /// Offers item `i`; `cmp` must be the same order at every call.
+    #[inline]
+    pub(crate) fn offer(&mut self, i: u32, cmp: &Order<'_>) {
+        if self.n == 0 || self.bar.is_some_and(|b| cmp(&i, &b).is_ge()) {
+            return; // n kept items come before it
+        }
+        self.kept.push(i);
+        if self.kept.len() >= self.full {
+            self.cut(cmp);
+            self.bar = self.kept.last().copied();
+        }
     }
-    kept.sort_by(&cmp);
-    kept
+
+    /// Keeps the `n` first, the last of them last.
+    fn cut(&mut self, cmp: &Order<'_>) {
+        if self.kept.len() > self.n {
+            self.kept.select_nth_unstable_by(self.n - 1, cmp);
+            self.kept.truncate(self.n);
+        }
+    }
+
+    /// The `n` first of the items offered, sorted.
+    pub(crate) fn sorted(mut self, cmp: &Order<'_>) -> Vec<u32> {
+        self.cut(cmp);
+        self.kept.sort_by(cmp);
+        self.kept
+    }
 }
 
 /// A listed method: its figures, and the kind that moved most between the two sides' sparse
@@ -382,46 +417,94 @@ pub fn change_bucket(base: u64, diff: u64) -> usize {
     }
 }
 
-/// Makes the report from a finished tally and its described top lists.
+/// What the report says of the matched methods alone: their count per tier group, their
+/// distribution, and their (base, diff) bytes, which the verdict judges. The second reading of
+/// the logs does not change it.
+pub(crate) struct Matched {
+    methods: [u64; 4],
+    distribution: Distribution,
+    pairs: Vec<(u64, u64)>,
+}
+
+impl Matched {
+    /// The matched methods of `t`.
+    pub(crate) fn of(t: &Tally) -> Matched {
+        let mut methods = [0u64; 4];
+        let mut distribution = Distribution {
+            change_histogram: vec![0; CHANGE_BUCKETS.len()],
+            ..Distribution::default()
+        };
+        let mut pairs = Vec::with_capacity(t.base_bytes.len());
+        for i in (0..t.base_bytes.len()).filter(|&i| t.matched[i]) {
+            let (b, d) = (t.base_bytes[i], t.diff_bytes[i]);
+            methods[0] += 1;
+            if let Some(m) = methods.get_mut(t.group[i] as usize) {
+                *m += 1;
+            }
+            match d.cmp(&b) {
+                std::cmp::Ordering::Greater => distribution.grew += 1,
+                std::cmp::Ordering::Less => distribution.shrank += 1,
+                std::cmp::Ordering::Equal => distribution.same += 1,
+            }
+            distribution.change_histogram[change_bucket(b, d)] += 1;
+            pairs.push((b, d));
+        }
+        distribution.base = quantiles(pairs.iter().map(|p| p.0).collect());
+        distribution.diff = quantiles(pairs.iter().map(|p| p.1).collect());
+        Matched {
+            methods,
+            distribution,
+            pairs,
+        }
+    }
+}
+
+/// The top lists and [`Matched`] of a tally, each on a thread of its own when one can be
+/// started: neither needs the other.
+pub(crate) fn rank(t: &Tally, options: &DiffOptions) -> (TopLists, Matched) {
+    std::thread::scope(|scope| {
+        let helper = std::thread::Builder::new()
+            .name("memdiff distribution".into())
+            .spawn_scoped(scope, || Matched::of(t));
+        let top = TopLists::of(t, options);
+        let matched = match helper {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => Matched::of(t),
+        };
+        (top, matched)
+    })
+}
+
+/// Makes the report from a finished tally, its matched methods and its described top lists.
 pub(crate) fn finish(
     t: Tally,
     options: &DiffOptions,
+    matched: Matched,
     lists: [Vec<MethodDelta>; 4],
     listed: &[u32],
     warnings: Vec<String>,
 ) -> MemDiff {
+    let Matched {
+        methods,
+        distribution,
+        pairs,
+    } = matched;
     let mut groups: Vec<Group> = GROUP_NAMES
         .iter()
         .zip(t.groups_base.iter().zip(&t.groups_diff))
-        .map(|(n, (b, d))| Group {
+        .zip(methods)
+        .map(|((n, (b, d)), methods)| Group {
             name: n.to_string(),
-            methods: 0,
+            methods,
             base: *b,
             diff: *d,
         })
         .collect();
-    let mut distribution = Distribution {
-        change_histogram: vec![0; CHANGE_BUCKETS.len()],
-        ..Distribution::default()
-    };
-    let mut pairs = Vec::with_capacity(t.base_bytes.len());
-    for i in (0..t.base_bytes.len()).filter(|&i| t.matched[i]) {
-        let (b, d) = (t.base_bytes[i], t.diff_bytes[i]);
-        groups[0].methods += 1;
-        groups[t.group[i] as usize].methods += 1;
-        match d.cmp(&b) {
-            std::cmp::Ordering::Greater => distribution.grew += 1,
-            std::cmp::Ordering::Less => distribution.shrank += 1,
-            std::cmp::Ordering::Equal => distribution.same += 1,
-        }
-        distribution.change_histogram[change_bucket(b, d)] += 1;
-        pairs.push((b, d));
-    }
     let mut coverage = t.coverage.clone();
     coverage.matched = groups[0].methods;
     groups.retain(|g| g.name == "Overall" || g.methods > 0);
-    distribution.base = quantiles(pairs.iter().map(|p| p.0).collect());
-    distribution.diff = quantiles(pairs.iter().map(|p| p.1).collect());
     let kinds = kind_deltas(&t);
     let phases = phase_deltas(&t);
     let phase_kinds = phase_kind_rows(&t.union, &t.sums_base, &t.sums_diff);
@@ -577,7 +660,7 @@ mod tests {
     }
 
     #[test]
-    fn first_n_equals_sorting_everything() {
+    fn the_n_first_equal_sorting_everything() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         for len in [0usize, 1, 2, 63, 64, 65, 200, 1000, 5000] {
             // Few distinct keys (many ties, broken by index), in random, rising and falling order.
@@ -598,7 +681,11 @@ mod tests {
                 let mut all: Vec<u32> = (0..len as u32).collect();
                 all.sort_by(cmp);
                 all.truncate(n);
-                assert_eq!(first_n(0..len as u32, n, cmp), all, "len {len}, n {n}");
+                let mut first = FirstN::new(n);
+                for i in 0..len as u32 {
+                    first.offer(i, &cmp);
+                }
+                assert_eq!(first.sorted(&cmp), all, "len {len}, n {n}");
             }
         }
     }
