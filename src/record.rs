@@ -448,6 +448,7 @@ const PHASE_OUTSIDE: Malformed =
 /// Reads a bitmap of `slots` bits; returns it and how many slots it sets. Each slot set but
 /// `free` ones needs at least `each` more bytes of the record: a bitmap that claims more is
 /// refused before any is decoded, so memory follows the bytes read.
+#[inline(always)]
 fn read_bitmap<'a>(
     p: &mut Payload<'a>,
     slots: usize,
@@ -461,7 +462,9 @@ fn read_bitmap<'a>(
             return Err(outside);
         }
     }
-    let set: usize = bitmap.iter().map(|b| b.count_ones() as usize).sum();
+    // By words: without a popcount instruction (the x86-64 baseline), each count is a dozen
+    // instructions, so a count per byte cost seven times as many.
+    let set: usize = words(bitmap).map(|w| w.count_ones() as usize).sum();
     if set.saturating_sub(free).saturating_mul(each) > p.remaining() {
         return Err(Malformed(
             "its bitmap lists more kinds or phases than the record holds",
@@ -476,18 +479,24 @@ fn read_bitmap<'a>(
 fn words(bitmap: &[u8]) -> impl Iterator<Item = u64> + '_ {
     let whole = bitmap.chunks_exact(8);
     let tail = whole.remainder();
-    let tail = (!tail.is_empty()).then(|| {
-        tail.iter()
-            .rev()
-            .fold(0u64, |word, &b| word << 8 | u64::from(b))
-    });
+    let tail = (!tail.is_empty()).then(|| tail_word(tail));
     whole
-        .map(|w| {
-            w.iter()
-                .rev()
-                .fold(0u64, |word, &b| word << 8 | u64::from(b))
-        })
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
         .chain(tail)
+}
+
+/// The little-endian value of at most 8 bytes, from two loads that may overlap (where they
+/// do, they read the same bytes) instead of a loop over the bytes.
+#[inline(always)]
+fn tail_word(b: &[u8]) -> u64 {
+    let n = b.len();
+    if let (Some(lo), Some(hi)) = (b.first_chunk::<4>(), b.last_chunk::<4>()) {
+        u64::from(u32::from_le_bytes(*lo)) | u64::from(u32::from_le_bytes(*hi)) << (8 * (n - 4))
+    } else if let (Some(lo), Some(hi)) = (b.first_chunk::<2>(), b.last_chunk::<2>()) {
+        u64::from(u16::from_le_bytes(*lo)) | u64::from(u16::from_le_bytes(*hi)) << (8 * (n - 2))
+    } else {
+        b.first().map_or(0, |&b| u64::from(b))
+    }
 }
 
 /// Calls `f` with each slot set in `bitmap` (of fewer than 2^32 slots, as [`read_bitmap`]
@@ -761,3 +770,21 @@ fn read_by_phase(
 // Copying records from log to log (`jitarena merge`): the head re-encoded, the counters copied.
 mod copy;
 pub(crate) use copy::{copyable, put_head};
+
+#[cfg(test)]
+mod tests {
+    use super::words;
+
+    #[test]
+    fn words_are_the_bitmap_read_little_endian() {
+        let bytes: Vec<u8> = (1..=20u8).map(|b| b.wrapping_mul(37) | 1).collect();
+        for len in 0..=bytes.len() {
+            let b = &bytes[..len];
+            let want: Vec<u64> = b
+                .chunks(8)
+                .map(|c| c.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x)))
+                .collect();
+            assert_eq!(words(b).collect::<Vec<_>>(), want, "{len} bytes");
+        }
+    }
+}
