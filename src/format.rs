@@ -539,6 +539,31 @@ impl FrameReader {
         self.scanned
     }
 
+    /// Where the next frame starts in the file.
+    pub fn next_offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Moves to byte `offset` of the file (past the header), where the next frame is read:
+    /// for a file (not a pipe) whose frames an earlier reading found there.
+    pub fn seek_to(&mut self, offset: u64) -> Result<(), Error> {
+        use io::{BufRead, Seek};
+        if offset < HEADER_LEN as u64 {
+            return Err(self.corrupt(offset, "a frame cannot start inside the file's header"));
+        }
+        // Drop what is buffered; the header's copy is spent; the file moves to `offset`.
+        let buffered = self.input.buffer().len();
+        self.input.consume(buffered);
+        let (head, file) = self.input.get_mut().get_mut();
+        head.set_position(head.get_ref().len() as u64);
+        file.seek(io::SeekFrom::Start(offset))
+            .map_err(|e| io_error(&self.path, "seek in", &e))?;
+        self.offset = offset;
+        self.done = false;
+        self.unchecked = None;
+        Ok(())
+    }
+
     /// An error about the frame at `offset`.
     pub fn corrupt(&self, offset: u64, what: &str) -> Error {
         Error::new(

@@ -570,6 +570,22 @@ fn read_names(p: &mut Payload<'_>) -> Result<Vec<String>, Malformed> {
     Ok(names)
 }
 
+/// Where a [`LogReader`] stands between two records (see [`LogReader::mark`]).
+#[derive(Debug, Clone)]
+pub struct Mark {
+    offset: u64,
+    prev: record::Prev,
+    schemas: usize,
+    tiers: usize,
+}
+
+/// The schemas and tiers a [`LogReader`] has read (see [`LogReader::dictionary`]).
+#[derive(Debug, Clone, Default)]
+pub struct ReaderDictionary {
+    schemas: Vec<Arc<Schema>>,
+    tiers: Vec<Arc<str>>,
+}
+
 /// Reads a stats log record by record.
 pub struct LogReader {
     frames: FrameReader,
@@ -602,6 +618,54 @@ impl LogReader {
     pub fn open_again(path: &Path) -> Result<LogReader, Error> {
         let mut reader = LogReader::open(path)?;
         reader.frames.defer_checks();
+        Ok(reader)
+    }
+
+    /// Where the reader stands between two records: a [`LogReader::resume`] from here reads
+    /// what this reader's next [`LogReader::next_raw`] calls read.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            offset: self.frames.next_offset(),
+            prev: self.prev.clone(),
+            schemas: self.dict.schemas.len(),
+            tiers: self.dict.tiers.len(),
+        }
+    }
+
+    /// The schemas and tiers this reader has read so far, for [`LogReader::resume`].
+    pub fn dictionary(&self) -> ReaderDictionary {
+        ReaderDictionary {
+            schemas: self.dict.schemas.clone(),
+            tiers: self.dict.tiers.clone(),
+        }
+    }
+
+    /// Opens `path` again, as [`LogReader::open_again`] does, at `mark`: a mark that a reading
+    /// of the same file took, whose schemas and tiers `dictionary` holds (taken by that reading
+    /// at the mark or later). Seeking needs a file, not a pipe.
+    pub fn resume(
+        path: &Path,
+        mark: &Mark,
+        dictionary: &ReaderDictionary,
+    ) -> Result<LogReader, Error> {
+        let mut reader = LogReader::open_again(path)?;
+        let (schemas, tiers) = (
+            dictionary.schemas.get(..mark.schemas),
+            dictionary.tiers.get(..mark.tiers),
+        );
+        let (Some(schemas), Some(tiers)) = (schemas, tiers) else {
+            return Err(Error::new(
+                crate::ErrorCode::Internal,
+                format!(
+                    "{}: a mark names schemas or tiers its dictionary does not hold",
+                    path.display()
+                ),
+            ));
+        };
+        reader.frames.seek_to(mark.offset)?;
+        reader.prev = mark.prev.clone();
+        reader.dict.schemas = schemas.to_vec();
+        reader.dict.tiers = tiers.to_vec();
         Ok(reader)
     }
 

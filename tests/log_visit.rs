@@ -335,3 +335,37 @@ fn a_second_reading_checks_the_records_it_decodes() {
         Err(want)
     );
 }
+
+#[test]
+fn a_reading_resumed_at_a_mark_reads_what_follows_it() {
+    let records = sample();
+    let path = tmp("marks.jas");
+    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for r in &records {
+        w.write_record(r).unwrap();
+    }
+    w.finish().unwrap();
+    let mut reader = LogReader::open(&path).unwrap();
+    let mut marks = vec![reader.mark()];
+    while reader.next_raw().unwrap() {
+        marks.push(reader.mark());
+    }
+    let dictionary = reader.dictionary();
+    // From each mark (before each record, and at the end), in any order.
+    for (k, mark) in marks.iter().enumerate().rev() {
+        let mut again = LogReader::resume(&path, mark, &dictionary).unwrap();
+        let mut got = Vec::new();
+        let mut record = records[0].clone();
+        while again.next_raw().unwrap() {
+            again.decode_current(&mut record).unwrap();
+            got.push(record.clone());
+        }
+        assert_eq!(got, records[k..], "from mark {k}");
+    }
+    // A dictionary that does not hold what a mark names is refused.
+    let early = LogReader::open(&path).unwrap().dictionary();
+    match LogReader::resume(&path, &marks[5], &early) {
+        Err(e) => assert!(e.message.contains("dictionary"), "{}", e.message),
+        Ok(_) => panic!("resumed with a dictionary that lacks the mark's schemas"),
+    }
+}

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
-use super::side::{relay, Keys, Side};
+use super::side::{relay, FileMarks, Keys, Side, MARK_EVERY};
 use super::tally::{finish, method_delta, rank, strip_ignored, FastMap, Tally};
 use super::{keep_largest, tier_group, DiffOptions, MemDiff};
 use crate::progress::Progress;
@@ -96,25 +96,97 @@ impl Index {
     }
 }
 
-/// Reads the records of a side's files in order; `f` gets the reader positioned on each record
-/// (undecoded) and a record buffer to decode into when it wants to.
-fn stream(
-    files: &[PathBuf],
-    warnings: &mut Vec<String>,
-    mut f: impl FnMut(&LogReader, &mut MethodRecord) -> Result<(), Error>,
+/// Hands `f` each record of a side whose index `needed` lists (in increasing order), with a
+/// reader positioned on it (undecoded) and a record buffer to decode it into. Step 1 read every
+/// record, so only those decoded are checked again. With few records needed, the reading
+/// resumes at the mark before each (passing over fewer than [`MARK_EVERY`] records to reach
+/// it); with many, it reads the files through.
+fn visit_needed(
+    files: &[FileMarks],
+    needed: &[u32],
+    side: &str,
+    f: impl FnMut(usize, &LogReader, &mut MethodRecord) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut record = MethodRecord {
+    let total: usize = files.iter().map(|file| file.count).sum();
+    if needed.len().saturating_mul(MARK_EVERY) >= total {
+        visit_through(files, needed, side, f)
+    } else {
+        visit_by_marks(files, needed, side, f)
+    }
+}
+
+/// An empty record buffer.
+fn new_record() -> MethodRecord {
+    MethodRecord {
         schema: Arc::new(Schema::default()),
         info: MethodInfo::default(),
         counts: MethodCounts::default(),
-    };
-    for path in files {
-        // Step 1 read every record of it: only the records decoded are checked again.
-        let mut reader = LogReader::open_again(path)?;
+    }
+}
+
+/// [`visit_needed`], reading every file through.
+fn visit_through(
+    files: &[FileMarks],
+    needed: &[u32],
+    side: &str,
+    mut f: impl FnMut(usize, &LogReader, &mut MethodRecord) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut record = new_record();
+    let mut wants = needed.iter().map(|&i| i as usize).peekable();
+    for file in files {
+        let mut reader = LogReader::open_again(&file.path)?;
+        let mut index = file.first;
         while reader.next_raw()? {
-            f(&reader, &mut record)?;
+            if wants.next_if_eq(&index).is_some() {
+                f(index, &reader, &mut record)?;
+            }
+            index += 1;
         }
-        warnings.extend(reader.warnings().iter().cloned());
+        if index != file.first + file.count {
+            return Err(changed(side));
+        }
+    }
+    Ok(())
+}
+
+/// [`visit_needed`], resuming at the mark before each record needed.
+fn visit_by_marks(
+    files: &[FileMarks],
+    needed: &[u32],
+    side: &str,
+    mut f: impl FnMut(usize, &LogReader, &mut MethodRecord) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut record = new_record();
+    // The file being read, its reader, and the index of the record its next step reads.
+    let mut at: Option<(usize, LogReader, usize)> = None;
+    for want in needed.iter().map(|&i| i as usize) {
+        let which = files.partition_point(|file| file.first + file.count <= want);
+        let file = files.get(which).ok_or_else(|| changed(side))?;
+        let (from, mark) = file
+            .marks
+            .partition_point(|(i, _)| *i <= want)
+            .checked_sub(1)
+            .and_then(|m| file.marks.get(m))
+            .ok_or_else(|| changed(side))?;
+        let onward =
+            matches!(&at, Some((w, _, next)) if *w == which && (*from..=want).contains(next));
+        if !onward {
+            at = Some((
+                which,
+                LogReader::resume(&file.path, mark, &file.dictionary)?,
+                *from,
+            ));
+        }
+        let Some((_, reader, next)) = at.as_mut() else {
+            return Err(internal("second reading"));
+        };
+        while *next <= want {
+            if !reader.next_raw()? {
+                return Err(changed(side));
+            }
+            *next += 1;
+        }
+        f(want, reader, &mut record)?;
     }
     Ok(())
 }
@@ -243,7 +315,11 @@ pub fn diff_logs(
 
     // 1. Both sides, one thread each.
     progress.set_stage("both sides");
-    let (base_side, diff_side) = read_both(&base_files, &diff_files, ignore, progress)?;
+    let (mut base_side, mut diff_side) = read_both(&base_files, &diff_files, ignore, progress)?;
+    let (base_marks, diff_marks) = (
+        std::mem::take(&mut base_side.files),
+        std::mem::take(&mut diff_side.files),
+    );
     let mut t = Tally {
         overflow: base_side.overflow,
         ..Tally::default()
@@ -331,7 +407,6 @@ pub fn diff_logs(
     }
 
     // 3 and 4 at once, on two threads: they read different files.
-    let (mut again_base, mut again_diff) = (Vec::new(), Vec::new());
     let mut missing_in_base = Vec::new();
     let Tally {
         union,
@@ -343,75 +418,64 @@ pub fn diff_logs(
         groups_diff,
         sums_base,
         sums_diff,
-        base_bytes,
         ..
     } = &mut t;
     let (union, ignored) = (&*union, &*ignored);
+    let needed_base: Vec<u32> = (0..matched.len() as u32)
+        .filter(|&i| !matched[i as usize] || wanted.contains_key(&i))
+        .collect();
+    let needed_diff: Vec<u32> = (0..diff_state.len() as u32)
+        .filter(|&j| diff_state[j as usize] != SAME_GROUP || wanted_diff.contains_key(&j))
+        .collect();
     progress.set_stage("both sides again, for the listed and unmatched methods");
     let (pass3, pass4) = std::thread::scope(|scope| {
         let pass4 = scope.spawn(|| {
             let mut counts = MethodCounts::default();
-            let mut n = 0u32;
-            stream(&diff_files, &mut again_diff, |reader, r| {
-                let state = *diff_state.get(n as usize).ok_or_else(|| changed("diff"))?;
-                let listed = wanted_diff.get(&n);
-                if state != SAME_GROUP || listed.is_some() {
-                    reader.decode_current(r)?;
-                    union.remap(&r.schema, &r.counts, &mut counts);
-                    let totals = strip_ignored(ignored, &mut counts);
-                    let own = tier_group(r.info.tier.as_deref()) as usize;
-                    if state == UNMATCHED {
-                        keep_largest(&mut missing_in_base, top_n, totals.bytes, &r.info);
-                        groups_diff[0].sub(&totals);
-                        groups_diff[own].sub(&totals);
-                        sums_diff.add(&counts, union, false);
-                    } else if state >= MOVED {
-                        // A part of the Overall group, which step 1 checked.
-                        groups_diff[own].sub(&totals);
-                        groups_diff[(state - MOVED) as usize].add(&totals);
-                    }
-                    if let Some(&k) = listed {
-                        diff_detail[k] = counts.kinds.iter().map(|k| (k.0, k.1)).collect();
-                    }
+            visit_needed(&diff_marks, &needed_diff, "diff", |n, reader, r| {
+                let state = *diff_state.get(n).ok_or_else(|| changed("diff"))?;
+                let listed = wanted_diff.get(&(n as u32));
+                reader.decode_current(r)?;
+                union.remap(&r.schema, &r.counts, &mut counts);
+                let totals = strip_ignored(ignored, &mut counts);
+                let own = tier_group(r.info.tier.as_deref()) as usize;
+                if state == UNMATCHED {
+                    keep_largest(&mut missing_in_base, top_n, totals.bytes, &r.info);
+                    groups_diff[0].sub(&totals);
+                    groups_diff[own].sub(&totals);
+                    sums_diff.add(&counts, union, false);
+                } else if state >= MOVED {
+                    // A part of the Overall group, which step 1 checked.
+                    groups_diff[own].sub(&totals);
+                    groups_diff[(state - MOVED) as usize].add(&totals);
                 }
-                n += 1;
+                if let Some(&k) = listed {
+                    diff_detail[k] = counts.kinds.iter().map(|k| (k.0, k.1)).collect();
+                }
                 Ok(())
-            })
-            .and_then(|()| match n as usize == diff_state.len() {
-                true => Ok(()),
-                false => Err(changed("diff")),
             })
         });
         // 3. Base again: take the unmatched methods back out; keep the listed ones' detail.
         let mut counts = MethodCounts::default();
-        let mut i = 0usize;
-        let pass3 = stream(&base_files, &mut again_base, |reader, r| {
+        let pass3 = visit_needed(&base_marks, &needed_base, "base", |i, reader, r| {
             let listed = wanted.get(&(i as u32));
-            if i < matched.len() && (!matched[i] || listed.is_some()) {
-                reader.decode_current(r)?;
-                union.remap(&r.schema, &r.counts, &mut counts);
-                let totals = strip_ignored(ignored, &mut counts);
-                if !matched[i] {
-                    coverage.only_base += 1;
-                    // A part of the base's total, which step 1 checked: it cannot overflow.
-                    coverage.only_base_bytes =
-                        coverage.only_base_bytes.saturating_add(totals.bytes);
-                    keep_largest(&mut coverage.missing_in_diff, top_n, totals.bytes, &r.info);
-                    groups_base[0].sub(&totals);
-                    groups_base[group[i] as usize].sub(&totals);
-                    sums_base.add(&counts, union, false);
-                }
-                if let Some(&k) = listed {
-                    detail[k].0 = r.info.clone();
-                    detail[k].1 = counts.kinds.iter().map(|k| (k.0, k.1)).collect();
-                }
+            let unmatched = !*matched.get(i).ok_or_else(|| changed("base"))?;
+            reader.decode_current(r)?;
+            union.remap(&r.schema, &r.counts, &mut counts);
+            let totals = strip_ignored(ignored, &mut counts);
+            if unmatched {
+                coverage.only_base += 1;
+                // A part of the base's total, which step 1 checked: it cannot overflow.
+                coverage.only_base_bytes = coverage.only_base_bytes.saturating_add(totals.bytes);
+                keep_largest(&mut coverage.missing_in_diff, top_n, totals.bytes, &r.info);
+                groups_base[0].sub(&totals);
+                groups_base[group[i] as usize].sub(&totals);
+                sums_base.add(&counts, union, false);
             }
-            i += 1;
+            if let Some(&k) = listed {
+                detail[k].0 = r.info.clone();
+                detail[k].1 = counts.kinds.iter().map(|k| (k.0, k.1)).collect();
+            }
             Ok(())
-        })
-        .and_then(|()| match i == base_bytes.len() {
-            true => Ok(()),
-            false => Err(changed("base")),
         });
         let pass4 = pass4
             .join()

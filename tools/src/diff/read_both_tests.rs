@@ -102,3 +102,107 @@ fn a_file_changed_after_the_first_reading_is_refused() {
     file.set_modified(later).unwrap();
     assert!(unchanged(files.iter(), &stamps).is_err());
 }
+
+/// Three shards of a side: 2,500, 1 and 3,000 records, two schemas, tiers, names that share
+/// prefixes and contexts that go up and down.
+fn shards() -> (Vec<PathBuf>, Vec<MethodRecord>) {
+    use jitarena::counters::Schema;
+    use jitarena::log::{LogWriter, MethodCounts, MethodInfo};
+    use std::sync::Arc;
+    let names = |p: &str, n: usize| (0..n).map(|i| format!("{p}{i}")).collect();
+    let schemas = [
+        Arc::new(Schema::read(names("K", 5), names("P", 3)).unwrap()),
+        Arc::new(Schema::read(names("Q", 70), names("R", 2)).unwrap()),
+    ];
+    let mut all = Vec::new();
+    let mut paths = Vec::new();
+    for (s, n) in [2500usize, 1, 3000].into_iter().enumerate() {
+        let path = tmp(&format!("shard{s}.jas"));
+        let mut w = LogWriter::new(File::create(&path).unwrap()).unwrap();
+        for i in 0..n {
+            let k = (s * 10_000 + i) as u64;
+            let schema = Arc::clone(&schemas[(k % 7 == 0) as usize]);
+            let r = MethodRecord {
+                info: MethodInfo {
+                    name: Some(format!("Ns.C{}:M{}", k % 13, k * 7919 % 10_007)),
+                    context: (k as i64 * 37) % 9_001 - 50,
+                    tier: [None, Some("Tier0".into()), Some("Tier1".into())][(k % 3) as usize]
+                        .clone(),
+                },
+                counts: MethodCounts {
+                    kinds: vec![(1, k + 1, 1), (4, 3 * k, k % 5 + 1)],
+                    phases: vec![(0, k + 1), (2, 3 * k)],
+                    used_bytes: 4 * k + 1,
+                    ..MethodCounts::default()
+                },
+                schema,
+            };
+            w.write_record(&r).unwrap();
+            all.push(r);
+        }
+        w.finish().unwrap();
+        paths.push(path);
+    }
+    (paths, all)
+}
+
+#[test]
+fn records_reached_by_marks_are_those_read_through() {
+    let (paths, all) = shards();
+    let side = Side::read(&paths, &[], &Progress::hidden(), &AtomicBool::new(false))
+        .unwrap()
+        .unwrap();
+    let collect = |by_marks: bool, needed: &[u32]| {
+        let mut got = Vec::new();
+        let f = |i: usize, reader: &LogReader, r: &mut MethodRecord| {
+            reader.decode_current(r)?;
+            got.push((i, r.clone()));
+            Ok(())
+        };
+        match by_marks {
+            true => visit_by_marks(&side.files, needed, "base", f),
+            false => visit_through(&side.files, needed, "base", f),
+        }
+        .unwrap();
+        got
+    };
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let n = all.len() as u32;
+    let mut sets: Vec<Vec<u32>> = vec![
+        vec![],
+        vec![0],
+        vec![n - 1],
+        vec![1023, 1024, 1025, 2499, 2500, 2501, 3524, 3525],
+        (0..n).collect(),
+    ];
+    for density in [3u64, 50, 700] {
+        sets.push(
+            (0..n)
+                .filter(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed % density == 0
+                })
+                .collect(),
+        );
+    }
+    for needed in &sets {
+        let want: Vec<(usize, MethodRecord)> = needed
+            .iter()
+            .map(|&i| (i as usize, all[i as usize].clone()))
+            .collect();
+        assert_eq!(
+            collect(true, needed),
+            want,
+            "by marks, {} records",
+            needed.len()
+        );
+        assert_eq!(
+            collect(false, needed),
+            want,
+            "through, {} records",
+            needed.len()
+        );
+    }
+}

@@ -16,7 +16,9 @@ use crate::progress::Progress;
 use crate::union::{SchemaUnion, INVALID};
 use jitarena::counters::Schema;
 use jitarena::error::Error;
-use jitarena::log::{CountsVisitor, LogReader, MethodCounts, MethodInfo, MethodRecord};
+use jitarena::log::{
+    CountsVisitor, LogReader, Mark, MethodCounts, MethodInfo, MethodRecord, ReaderDictionary,
+};
 
 /// A method's identity: its context number when it has one, else a 128-bit hash of its name
 /// and tier (bit 127 set, so that the two cannot meet; a collision is out of reach).
@@ -106,11 +108,32 @@ pub(crate) struct Side {
     pub warnings: Vec<String>,
     /// Files whose last record was cut short.
     pub cut: Vec<String>,
+    /// Where to read each file again from.
+    pub files: Vec<FileMarks>,
     /// While reading: the per-kind sums, the invalid-kind bucket first (moved to `sums` at
     /// the end).
     kind_cells: Vec<u64>,
     /// While reading: the per-phase sums, "no phase" first.
     phase_cells: Vec<u64>,
+}
+
+/// Records between two marks of [`FileMarks`].
+pub(crate) const MARK_EVERY: usize = 1024;
+
+/// Where a second reading of one of a side's files can start: a mark before every
+/// [`MARK_EVERY`]th record, so that reaching any record passes over fewer than that many.
+pub(crate) struct FileMarks {
+    /// The file.
+    pub path: PathBuf,
+    /// The side's index of the file's first record.
+    pub first: usize,
+    /// The file's records.
+    pub count: usize,
+    /// The side's index of the record each mark stands before, and the mark, in order; the
+    /// first stands before the file's first record.
+    pub marks: Vec<(usize, Mark)>,
+    /// The file's schemas and tiers.
+    pub dictionary: ReaderDictionary,
 }
 
 /// A kind's cell when it is left out.
@@ -190,7 +213,16 @@ impl Side {
             }
             let mut reader = LogReader::open(path)?;
             let mut uncounted = 0;
-            while reader.next_raw()? {
+            let first = side.bytes.len();
+            let mut marks = Vec::new();
+            loop {
+                let index = side.bytes.len();
+                if (index - first) % MARK_EVERY == 0 {
+                    marks.push((index, reader.mark()));
+                }
+                if !reader.next_raw()? {
+                    break;
+                }
                 side.take(&reader, &mut record, ignore, &mut cache)?;
                 uncounted += 1;
                 if uncounted == 4096 {
@@ -205,6 +237,13 @@ impl Side {
             if !reader.warnings().is_empty() {
                 side.cut.push(path.display().to_string());
             }
+            side.files.push(FileMarks {
+                path: path.clone(),
+                first,
+                count: side.bytes.len() - first,
+                marks,
+                dictionary: reader.dictionary(),
+            });
             side.warnings.extend(reader.warnings().iter().cloned());
         }
         let (kinds, phases) = (&side.kind_cells, &side.phase_cells);
