@@ -379,8 +379,7 @@ pub fn diff_logs(
     drop(diff_side.keys);
     drop(diff_side.bytes);
     drop(diff_side.group);
-    t.context = (0..n).map(|i| base_side.keys.context(i)).collect();
-    drop(base_side.keys);
+    t.context = base_side.keys.into_contexts();
     t.base_bytes = base_side.bytes;
     t.group = base_side.group;
 

@@ -68,12 +68,15 @@ impl Keys {
         }
     }
 
-    /// Method `i`'s context number.
-    pub(crate) fn context(&self, i: usize) -> i64 {
-        match self.keys[i] {
-            k if k & HASHED == 0 => k as i64,
-            k => self.hashed[(k & !HASHED) as usize].1,
-        }
+    /// Every method's context number, in the memory of the keys (collected in place).
+    pub(crate) fn into_contexts(self) -> Vec<i64> {
+        let Keys { keys, hashed } = self;
+        keys.into_iter()
+            .map(|k| match k & HASHED {
+                0 => k as i64,
+                _ => hashed.get((k & !HASHED) as usize).map_or(-1, |h| h.1),
+            })
+            .collect()
     }
 
     /// The largest context number, if every method has one.

@@ -302,7 +302,9 @@ pub(crate) struct FirstN {
     bar: Option<u32>,
 }
 
-type Order<'a> = dyn Fn(&u32, &u32) -> std::cmp::Ordering + 'a;
+/// An order of items, for [`FirstN`].
+pub(crate) trait Order: Fn(&u32, &u32) -> std::cmp::Ordering {}
+impl<F: Fn(&u32, &u32) -> std::cmp::Ordering> Order for F {}
 
 impl FirstN {
     /// A selection of the `n` first.
@@ -317,7 +319,7 @@ impl FirstN {
 
     /// Offers item `i`; `cmp` must be the same order at every call.
     #[inline]
-    pub(crate) fn offer(&mut self, i: u32, cmp: &Order<'_>) {
+    pub(crate) fn offer(&mut self, i: u32, cmp: &impl Order) {
         if self.n == 0 || self.bar.is_some_and(|b| cmp(&i, &b).is_ge()) {
             return; // n kept items come before it
         }
@@ -329,7 +331,7 @@ impl FirstN {
     }
 
     /// Keeps the `n` first, the last of them last.
-    fn cut(&mut self, cmp: &Order<'_>) {
+    fn cut(&mut self, cmp: &impl Order) {
         if self.kept.len() > self.n {
             self.kept.select_nth_unstable_by(self.n - 1, cmp);
             self.kept.truncate(self.n);
@@ -337,7 +339,7 @@ impl FirstN {
     }
 
     /// The `n` first of the items offered, sorted.
-    pub(crate) fn sorted(mut self, cmp: &Order<'_>) -> Vec<u32> {
+    pub(crate) fn sorted(mut self, cmp: &impl Order) -> Vec<u32> {
         self.cut(cmp);
         self.kept.sort_by(cmp);
         self.kept
