@@ -364,6 +364,7 @@ impl<'a> Payload<'a> {
     }
 
     /// Reads a zigzag-encoded signed value.
+    #[inline(always)]
     pub fn signed(&mut self) -> Result<i64, Malformed> {
         let v = self.varint()?;
         Ok((v >> 1) as i64 ^ -((v & 1) as i64))
