@@ -429,8 +429,9 @@ pub(crate) struct Matched {
 }
 
 impl Matched {
-    /// The matched methods of `t`.
-    pub(crate) fn of(t: &Tally) -> Matched {
+    /// The matched methods of `t`, but for the quantiles of the diff's bytes (see
+    /// [`diff_quantiles`]).
+    fn of(t: &Tally) -> Matched {
         let mut methods = [0u64; 4];
         let mut distribution = Distribution {
             change_histogram: vec![0; CHANGE_BUCKETS.len()],
@@ -452,7 +453,6 @@ impl Matched {
             pairs.push((b, d));
         }
         distribution.base = quantiles(pairs.iter().map(|p| p.0).collect());
-        distribution.diff = quantiles(pairs.iter().map(|p| p.1).collect());
         Matched {
             methods,
             distribution,
@@ -461,20 +461,34 @@ impl Matched {
     }
 }
 
-/// The top lists and [`Matched`] of a tally, each on a thread of its own when one can be
-/// started: neither needs the other.
+/// The quantiles of the diff's bytes of the matched methods of `t`.
+fn diff_quantiles(t: &Tally) -> Quantiles {
+    let n = t.base_bytes.len();
+    quantiles(
+        (0..n)
+            .filter(|&i| t.matched[i])
+            .map(|i| t.diff_bytes[i])
+            .collect(),
+    )
+}
+
+/// The top lists and [`Matched`] of a tally: most of `Matched` on a thread of its own (when
+/// one can be started) while this one finds the top lists and the diff's quantiles, about as
+/// long. None of them needs another.
 pub(crate) fn rank(t: &Tally, options: &DiffOptions) -> (TopLists, Matched) {
     std::thread::scope(|scope| {
         let helper = std::thread::Builder::new()
             .name("memdiff distribution".into())
             .spawn_scoped(scope, || Matched::of(t));
         let top = TopLists::of(t, options);
-        let matched = match helper {
+        let diff = diff_quantiles(t);
+        let mut matched = match helper {
             Ok(thread) => thread
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             Err(_) => Matched::of(t),
         };
+        matched.distribution.diff = diff;
         (top, matched)
     })
 }
