@@ -346,13 +346,23 @@ pub fn diff_logs(
 
     // 2. The match.
     let n = base_side.keys.len();
-    let mut index = Index::of(&base_side.keys);
+    // Both sides replayed the same methods in the same order (the common case: one collection
+    // replayed by two JITs): method j matches method j, the same identity and occurrence.
+    let same_order = base_side.keys == diff_side.keys;
+    let mut index = match same_order {
+        true => Index::default(),
+        false => Index::of(&base_side.keys),
+    };
     t.matched = vec![false; n];
     t.diff_bytes = vec![0; n];
     let mut diff_ordinal = vec![u32::MAX; n];
     let mut diff_state = vec![UNMATCHED; diff_side.keys.len()];
     for (j, state) in diff_state.iter_mut().enumerate() {
-        match index.find(diff_side.keys.id(j), &t.matched) {
+        let found = match same_order {
+            true => Some(j as u32),
+            false => index.find(diff_side.keys.id(j), &t.matched),
+        };
+        match found {
             Some(i) => {
                 let i = i as usize;
                 t.matched[i] = true;

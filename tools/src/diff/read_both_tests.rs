@@ -103,6 +103,70 @@ fn a_file_changed_after_the_first_reading_is_refused() {
     assert!(unchanged(files.iter(), &stamps).is_err());
 }
 
+/// Writes `records` into one log.
+fn write_log(name: &str, records: &[MethodRecord]) -> PathBuf {
+    let path = tmp(name);
+    let mut w = jitarena::log::LogWriter::new(File::create(&path).unwrap()).unwrap();
+    for r in records {
+        w.write_record(r).unwrap();
+    }
+    w.finish().unwrap();
+    path
+}
+
+#[test]
+fn a_diff_in_another_order_is_matched_as_one_in_the_same_order() {
+    // Every identity once (a repeated one is matched by occurrence, which a reversal changes);
+    // one method in five without a context number (matched by name and tier): the match by
+    // identity, against the match by position.
+    let (_, records) = shards();
+    let base: Vec<MethodRecord> = records
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut r)| {
+            r.info.context = if i % 5 == 0 { -1 } else { 3 * i as i64 };
+            r.info.name = Some(format!("Ns.C:M{i}"));
+            r
+        })
+        .collect();
+    let diff: Vec<MethodRecord> = base
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut r = r.clone();
+            r.counts.kinds[0].1 += (i % 7) as u64 * 100;
+            r.counts.used_bytes += (i % 7) as u64 * 100;
+            r.counts.phases[0].1 += (i % 7) as u64 * 100;
+            // A method whose tier group moved (not one matched by name and tier).
+            if i % 11 == 0 && r.info.context >= 0 {
+                r.info.tier = Some("Tier1".into());
+            }
+            r
+        })
+        .collect();
+    let base_path = write_log("order-base.jas", &base);
+    let same = write_log("order-same.jas", &diff);
+    let mut reversed = diff.clone();
+    reversed.reverse();
+    let other = write_log("order-reversed.jas", &reversed);
+    let options = DiffOptions::default();
+    let in_order = diff_logs(std::slice::from_ref(&base_path), &[same], &options).unwrap();
+    let out_of_order = diff_logs(&[base_path], &[other], &options).unwrap();
+    assert_eq!(in_order.coverage.matched, base.len() as u64);
+    assert!(!in_order.top_growth.is_empty());
+    let (a, b) = (&in_order, &out_of_order);
+    assert_eq!(a.coverage, b.coverage);
+    assert_eq!(a.groups, b.groups);
+    assert_eq!(a.kinds, b.kinds);
+    assert_eq!(a.phases, b.phases);
+    assert_eq!(a.distribution, b.distribution);
+    assert_eq!(a.top_growth, b.top_growth);
+    assert_eq!(a.top_relative_growth, b.top_relative_growth);
+    assert_eq!(a.scatter, b.scatter);
+    assert_eq!(a.verdict, b.verdict);
+    assert_eq!(in_order, out_of_order);
+}
+
 /// Three shards of a side: 2,500, 1 and 3,000 records, two schemas, tiers, names that share
 /// prefixes and contexts that go up and down.
 fn shards() -> (Vec<PathBuf>, Vec<MethodRecord>) {

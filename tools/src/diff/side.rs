@@ -39,7 +39,7 @@ const HASHED: u64 = 1 << 63;
 /// The identities and context numbers of a side's methods, in reading order, in 8 bytes per
 /// method: a context number, or (for methods without one) an index into a table of hashed
 /// identities.
-#[derive(Default)]
+#[derive(Default, PartialEq, Eq)]
 pub(crate) struct Keys {
     keys: Vec<u64>,
     hashed: Vec<(u128, i64)>,

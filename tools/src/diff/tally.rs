@@ -524,7 +524,7 @@ pub(crate) fn finish(
     let kinds = kind_deltas(&t);
     let phases = phase_deltas(&t);
     let phase_kinds = phase_kind_rows(&t.union, &t.sums_base, &t.sums_diff);
-    let scatter = scatter_sample(&t, listed);
+    let scatter = scatter_sample(&t, listed, coverage.matched);
     let [top_growth, top_shrinkage, top_relative_growth, top_relative_shrinkage] = lists;
     let mut diff = MemDiff {
         coverage,
@@ -628,12 +628,12 @@ pub(crate) fn phase_kind_rows(
 
 /// Up to 4,000 (base, diff) pairs of matched methods: the listed ones and an even sample of
 /// the rest, each method once.
-fn scatter_sample(t: &Tally, listed: &[u32]) -> Vec<(u64, u64)> {
+fn scatter_sample(t: &Tally, listed: &[u32], matched_count: u64) -> Vec<(u64, u64)> {
     const MAX: usize = 4000;
-    let matched: Vec<usize> = (0..t.base_bytes.len()).filter(|&i| t.matched[i]).collect();
+    let matched = || (0..t.base_bytes.len()).filter(|&i| t.matched[i]);
     let room = MAX - listed.len().min(MAX / 2);
-    let step = matched.len().div_ceil(room).max(1);
-    let mut chosen: Vec<usize> = matched.into_iter().step_by(step).collect();
+    let step = matched_count.div_ceil(room as u64).max(1) as usize;
+    let mut chosen: Vec<usize> = matched().step_by(step).collect();
     chosen.extend(listed.iter().map(|&i| i as usize));
     chosen.sort_unstable();
     chosen.dedup();
