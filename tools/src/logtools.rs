@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::output::{check_not_input, OutputFile};
+use crate::output::{check_not_input, OutputFile, WRITEBACK_EVERY};
 use crate::progress::Progress;
 use jitarena::error::{Error, ErrorCode};
 use jitarena::format::{self, io_error, Content};
@@ -228,9 +228,10 @@ fn merge_with(
         union => union?,
     };
     let schema = Arc::new(union.schema()?);
-    let file = OutputFile::create(out)?;
+    let mut file = OutputFile::create(out)?;
+    file.start_writeback();
     let io = |e: std::io::Error| io_error(out, "write", &e);
-    let buffered = std::io::BufWriter::with_capacity(MERGE_BUFFER, file.file());
+    let buffered = std::io::BufWriter::with_capacity(MERGE_BUFFER, file.writer(WRITEBACK_EVERY));
     let mut writer = LogWriter::new(buffered).map_err(io)?;
     let mut counts = MethodCounts::default();
     let mut record = MethodRecord {

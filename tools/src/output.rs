@@ -3,8 +3,10 @@
 //! that a failed run leaves the earlier file (or none) and no partial output behind.
 
 use std::fs::{File, OpenOptions};
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::SyncSender;
+use std::thread::JoinHandle;
 
 use jitarena::error::{Error, ErrorCode};
 use jitarena::format::io_error;
@@ -79,6 +81,47 @@ pub struct OutputFile {
     temp: PathBuf,
     file: File,
     committed: bool,
+    writeback: Option<Writeback>,
+}
+
+/// A thread that makes what was written so far durable (`fdatasync`) when asked, while more is
+/// being written, so that the disk writes most of a large output during the run instead of all
+/// of it at [`OutputFile::commit`].
+#[derive(Debug)]
+struct Writeback {
+    ask: SyncSender<()>,
+    thread: JoinHandle<io::Result<()>>,
+}
+
+/// Bytes written between two requests to a [`Writeback`] thread.
+pub const WRITEBACK_EVERY: u64 = 64 << 20;
+
+/// A writer of an [`OutputFile`] that asks its writeback thread, if any, to make the file
+/// durable so far after every `every` bytes (see [`OutputFile::start_writeback`]).
+pub struct OutputWriter<'a> {
+    file: &'a File,
+    ask: Option<SyncSender<()>>,
+    every: u64,
+    until_next: u64,
+}
+
+impl Write for OutputWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = (&*self.file).write(buf)?;
+        self.until_next = self.until_next.saturating_sub(n as u64);
+        if self.until_next == 0 {
+            self.until_next = self.every;
+            if let Some(ask) = &self.ask {
+                // A thread still busy with the last request takes this one with it.
+                let _ = ask.try_send(());
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (&*self.file).flush()
+    }
 }
 
 impl OutputFile {
@@ -104,6 +147,7 @@ impl OutputFile {
                         temp,
                         file,
                         committed: false,
+                        writeback: None,
                     })
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
@@ -119,6 +163,39 @@ impl OutputFile {
         &self.file
     }
 
+    /// Starts a thread that makes the file durable so far whenever one of its
+    /// [`OutputFile::writer`]s has written another `WRITEBACK_EVERY` bytes; without one (the
+    /// thread or the file's second handle could not be had), the file is written as before.
+    /// Any error the thread meets is [`OutputFile::commit`]'s.
+    pub fn start_writeback(&mut self) {
+        let Ok(file) = self.file.try_clone() else {
+            return;
+        };
+        let (ask, asked) = std::sync::mpsc::sync_channel::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name("output writeback".into())
+            .spawn(move || {
+                while asked.recv().is_ok() {
+                    file.sync_data()?;
+                }
+                Ok(())
+            });
+        if let Ok(thread) = thread {
+            self.writeback = Some(Writeback { ask, thread });
+        }
+    }
+
+    /// A writer of the file that drives its writeback thread, if started, every `every`
+    /// bytes (see [`WRITEBACK_EVERY`]).
+    pub fn writer(&self, every: u64) -> OutputWriter<'_> {
+        OutputWriter {
+            file: &self.file,
+            ask: self.writeback.as_ref().map(|w| w.ask.clone()),
+            every: every.max(1),
+            until_next: every.max(1),
+        }
+    }
+
     /// The file this becomes.
     pub fn target(&self) -> &Path {
         &self.target
@@ -126,6 +203,13 @@ impl OutputFile {
 
     /// Makes the output durable and renames it into place, replacing any earlier file.
     pub fn commit(mut self) -> Result<(), Error> {
+        if let Some(Writeback { ask, thread }) = self.writeback.take() {
+            drop(ask); // the thread ends once its writers are gone too
+            thread
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the writeback thread failed")))
+                .map_err(|e| io_error(&self.target, "write", &e))?;
+        }
         self.file
             .sync_all()
             .map_err(|e| io_error(&self.target, "write", &e))?;
@@ -141,5 +225,34 @@ impl Drop for OutputFile {
         if !self.committed {
             let _ = std::fs::remove_file(&self.temp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_written_back_while_written_holds_every_byte_once() {
+        let dir = std::env::temp_dir().join(format!("jitarena-output-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("out.bin");
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut file = OutputFile::create(&target).unwrap();
+        file.start_writeback();
+        assert!(file.writeback.is_some(), "the writeback thread started");
+        let temp = file.temp.clone();
+        {
+            // Asked for every 4 KiB, in odd-sized writes: far more often than it can keep up.
+            let mut w = io::BufWriter::with_capacity(1000, file.writer(4096));
+            for chunk in bytes.chunks(777) {
+                w.write_all(chunk).unwrap();
+            }
+            w.flush().unwrap();
+        }
+        file.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), bytes);
+        assert!(!temp.exists(), "the temporary file was renamed");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
