@@ -611,10 +611,11 @@ impl LogReader {
         })
     }
 
-    /// Opens a log for a second reading, after a first one read every record of it without
-    /// error: the checksums of its records are checked only for those decoded
-    /// ([`LogReader::decode_current`]), not for those passed over (schema and tier frames are
-    /// checked as ever). memdiff's later passes read each file again for a few records.
+    /// Opens a log for a reading beside another that checks every record of it (before it, or
+    /// after it and before anything is made of this one): the checksums of its records are
+    /// checked only for those decoded ([`LogReader::decode_current`]), not for those passed
+    /// over (schema and tier frames are checked as ever). memdiff's later passes read each
+    /// file again for a few records; merge's first pass reads only the records' heads.
     pub fn open_again(path: &Path) -> Result<LogReader, Error> {
         let mut reader = LogReader::open(path)?;
         reader.frames.defer_checks();

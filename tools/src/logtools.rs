@@ -110,7 +110,9 @@ fn schemas_of(
             i + 1,
             paths.len()
         ));
-        let mut reader = LogReader::open(path)?;
+        // The second pass checks every record's checksum; this one only reads heads. Any error
+        // here makes the merge read again with `Pass1::Decode`, whose error is the one shown.
+        let mut reader = LogReader::open_again(path)?;
         let mut uncounted = 0;
         while reader.next_raw()? {
             match reader.current_schema()? {
