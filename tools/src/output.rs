@@ -93,7 +93,8 @@ struct Writeback {
     thread: JoinHandle<io::Result<()>>,
 }
 
-/// Bytes written between two requests to a [`Writeback`] thread.
+/// Bytes written between two requests to the writeback thread of an output file (see
+/// [`OutputFile::start_writeback`]).
 pub const WRITEBACK_EVERY: u64 = 64 << 20;
 
 /// A writer of an [`OutputFile`] that asks its writeback thread, if any, to make the file
