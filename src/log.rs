@@ -633,6 +633,13 @@ impl LogReader {
         }
     }
 
+    /// The bytes a [`LogReader::mark`] taken now holds besides its fixed size: the name of
+    /// the record the reader is on, which a log can make long at little cost per record (a
+    /// record shares its name with the previous one's).
+    pub fn mark_bytes(&self) -> usize {
+        self.prev.name.len()
+    }
+
     /// The schemas and tiers this reader has read so far, for [`LogReader::resume`].
     pub fn dictionary(&self) -> ReaderDictionary {
         ReaderDictionary {

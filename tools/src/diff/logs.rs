@@ -100,7 +100,7 @@ impl Index {
 /// reader positioned on it (undecoded) and a record buffer to decode it into. Step 1 read every
 /// record, so only those decoded are checked again. With few records needed, the reading
 /// resumes at the mark before each (passing over fewer than [`MARK_EVERY`] records to reach
-/// it); with many, it reads the files through.
+/// it, but where names are long: see [`FileMarks`]); with many, it reads the files through.
 fn visit_needed(
     files: &[FileMarks],
     needed: &[u32],

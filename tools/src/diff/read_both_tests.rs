@@ -270,3 +270,66 @@ fn records_reached_by_marks_are_those_read_through() {
         );
     }
 }
+
+#[test]
+fn marks_do_not_copy_a_long_name_shared_from_record_to_record() {
+    use jitarena::counters::Schema;
+    use jitarena::log::{LogWriter, MethodCounts};
+    use std::sync::Arc;
+    // Records 1 to 2,999 share record 0's name of 256 KiB whole: each takes a few bytes of
+    // the file, and a mark before each 1,024th would copy the name (2 GiB for 8M records).
+    let schema = Arc::new(Schema::read(vec!["K0".into()], vec!["P0".into()]).unwrap());
+    let record = |context: i64| MethodRecord {
+        info: MethodInfo {
+            name: Some("N".repeat(256 << 10)),
+            context,
+            tier: None,
+        },
+        counts: MethodCounts {
+            kinds: vec![(0, 16, 1)],
+            phases: vec![(0, 16)],
+            used_bytes: 16,
+            ..MethodCounts::default()
+        },
+        schema: Arc::clone(&schema),
+    };
+    let write = |n: i64| {
+        let mut bytes = Vec::new();
+        let mut w = LogWriter::new(&mut bytes).unwrap();
+        for context in 0..n {
+            w.write_record(&record(context)).unwrap();
+        }
+        w.finish().unwrap();
+        bytes
+    };
+    // Each record after the first is the same frame (context one more, the same name).
+    let (two, mut bytes) = (write(2), write(3));
+    let frame = bytes[two.len()..].to_vec();
+    for _ in 3..3000 {
+        bytes.extend_from_slice(&frame);
+    }
+    let path = tmp("long-names.jas");
+    std::fs::write(&path, &bytes).unwrap();
+    let side = Side::read(
+        std::slice::from_ref(&path),
+        &[],
+        &Progress::hidden(),
+        &AtomicBool::new(false),
+    )
+    .unwrap()
+    .unwrap();
+    let file = &side.files[0];
+    assert_eq!(file.count, 3000);
+    // Only the mark before the first record, which holds no name.
+    assert_eq!(file.marks.len(), 1);
+    // Records are still reached, from that mark.
+    let mut got = Vec::new();
+    visit_by_marks(&side.files, &[1, 1500, 2999], "base", |i, reader, r| {
+        reader.decode_current(r)?;
+        got.push((i, r.info.context, r.info.name.as_ref().map(String::len)));
+        Ok(())
+    })
+    .unwrap();
+    let name = Some(256 << 10);
+    assert_eq!(got, [(1, 1, name), (1500, 1500, name), (2999, 2999, name)]);
+}

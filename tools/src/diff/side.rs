@@ -123,8 +123,14 @@ pub(crate) struct Side {
 /// Records between two marks of [`FileMarks`].
 pub(crate) const MARK_EVERY: usize = 1024;
 
+/// The longest name a mark of [`FileMarks`] holds: a name can be long in every record while
+/// each takes a few bytes of the file (shared with the previous record's), and a mark copies it.
+pub(crate) const MARK_NAME_MAX: usize = 4096;
+
 /// Where a second reading of one of a side's files can start: a mark before every
-/// [`MARK_EVERY`]th record, so that reaching any record passes over fewer than that many.
+/// [`MARK_EVERY`]th record, so that reaching any record passes over fewer than that many; but
+/// a mark that would hold a name longer than [`MARK_NAME_MAX`] waits for the next record whose
+/// name is short enough (memory stays a few bytes per record, not a name per mark).
 pub(crate) struct FileMarks {
     /// The file.
     pub path: PathBuf,
@@ -217,10 +223,12 @@ impl Side {
             let mut reader = LogReader::open(path)?;
             let mut uncounted = 0;
             let first = side.bytes.len();
-            let mut marks = Vec::new();
+            let mut marks: Vec<(usize, Mark)> = Vec::new();
             loop {
                 let index = side.bytes.len();
-                if (index - first) % MARK_EVERY == 0 {
+                // The first mark, before the first record, holds no name.
+                let due = marks.last().is_none_or(|m| index - m.0 >= MARK_EVERY);
+                if due && reader.mark_bytes() <= MARK_NAME_MAX {
                     marks.push((index, reader.mark()));
                 }
                 if !reader.next_raw()? {
