@@ -144,15 +144,21 @@ fn sample() -> Vec<MethodRecord> {
         .collect()
 }
 
-#[test]
-fn visiting_hands_over_what_decoding_stores() {
+/// Writes the [`sample`] records into a log named `name`; returns its path and the records.
+fn write_sample(name: &str) -> (PathBuf, Vec<MethodRecord>) {
     let records = sample();
-    let path = tmp("sample.jas");
+    let path = tmp(name);
     let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
     for r in &records {
         w.write_record(r).unwrap();
     }
     w.finish().unwrap();
+    (path, records)
+}
+
+#[test]
+fn visiting_hands_over_what_decoding_stores() {
+    let (path, records) = write_sample("sample.jas");
     assert_eq!(agree(&path), Ok(records.len()));
     assert_eq!(visit_all(&path).unwrap(), records);
     let v1 = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/v1.jas");
@@ -161,33 +167,13 @@ fn visiting_hands_over_what_decoding_stores() {
 
 #[test]
 fn a_damaged_record_gives_the_same_error_either_way() {
-    let path = tmp("to-damage.jas");
-    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for r in &sample() {
-        w.write_record(r).unwrap();
-    }
-    w.finish().unwrap();
+    let (path, _) = write_sample("to-damage.jas");
     let bytes = std::fs::read(&path).unwrap();
-    // The frames: (type, payload range, end).
-    let mut frames = Vec::new();
-    let mut at = HEADER_LEN;
-    while at < bytes.len() {
-        let (mut len, mut shift, mut i) = (0usize, 0, at + 1);
-        loop {
-            len |= usize::from(bytes[i] & 0x7f) << shift;
-            shift += 7;
-            i += 1;
-            if bytes[i - 1] < 0x80 {
-                break;
-            }
-        }
-        frames.push((bytes[at], i..i + len, i + len + 4));
-        at = i + len + 4;
-    }
     let damaged = tmp("damaged.jas");
     let mut errors = Vec::new();
     let mut start = HEADER_LEN;
-    for (kind, payload, end) in frames {
+    for (kind, payload) in frames_of(&bytes) {
+        let end = payload.end + 4; // past the checksum
         if kind == 3 {
             let good = &bytes[payload];
             let mut variants: Vec<Vec<u8>> = vec![[good, &[0][..]].concat()];
@@ -272,13 +258,7 @@ fn read_some(
 
 #[test]
 fn a_second_reading_checks_the_records_it_decodes() {
-    let records = sample();
-    let path = tmp("again.jas");
-    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for r in &records {
-        w.write_record(r).unwrap();
-    }
-    w.finish().unwrap();
+    let (path, records) = write_sample("again.jas");
     let good = std::fs::read(&path).unwrap();
     let frames = frames_of(&good);
     let damaged = tmp("again-damaged.jas");
@@ -338,13 +318,7 @@ fn a_second_reading_checks_the_records_it_decodes() {
 
 #[test]
 fn a_reading_resumed_at_a_mark_reads_what_follows_it() {
-    let records = sample();
-    let path = tmp("marks.jas");
-    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for r in &records {
-        w.write_record(r).unwrap();
-    }
-    w.finish().unwrap();
+    let (path, records) = write_sample("marks.jas");
     let mut reader = LogReader::open(&path).unwrap();
     let mut marks = vec![reader.mark()];
     while reader.next_raw().unwrap() {
