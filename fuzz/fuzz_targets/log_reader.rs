@@ -1,7 +1,9 @@
 //! The stats-log reader: `stats` (both renderings) and `dump` (csv and jsonl) of one fuzzed
 //! file, its frames' checksums made valid; and `LogReader::visit_current` against
-//! `decode_current` on it: the same counters, or the same error. Errors are fine; panics,
-//! hangs, unbounded memory and a difference between the two readings are not.
+//! `decode_current` on it: the same counters, or the same error; and a reading resumed at each
+//! of its marks (`LogReader::resume`, as memdiff's second reading) against the first reading
+//! from there: the same records, then the same error. Errors are fine; panics, hangs,
+//! unbounded memory and a difference between two readings are not.
 #![no_main]
 
 use std::path::Path;
@@ -24,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = dump(&paths, format, &mut std::io::sink(), Path::new("<sink>"));
     }
     visiting_agrees(&paths[0]);
+    resuming_agrees(&paths[0]);
 });
 
 /// The lists a visitor is handed.
@@ -77,5 +80,50 @@ fn visiting_agrees(path: &Path) {
         assert_eq!(v.0, decoded.counts);
         assert_eq!(visited.info, decoded.info);
         assert_eq!(visited.schema, decoded.schema);
+    }
+}
+
+/// What reading one record gives: the record, or the message of the error that ends the file.
+type Step = Result<MethodRecord, String>;
+
+/// The records from where `reader` stands, decoded, to the end or the first error.
+fn read_on(reader: &mut LogReader, mut mark: impl FnMut(&LogReader)) -> Vec<Step> {
+    let mut steps = Vec::new();
+    loop {
+        mark(reader);
+        match reader.next_raw() {
+            Ok(true) => {}
+            Ok(false) => return steps,
+            Err(e) => {
+                steps.push(Err(e.message));
+                return steps;
+            }
+        }
+        let mut record = MethodRecord {
+            schema: Arc::new(Schema::default()),
+            info: MethodInfo::default(),
+            counts: MethodCounts::default(),
+        };
+        match reader.decode_current(&mut record) {
+            Ok(()) => steps.push(Ok(record)),
+            Err(e) => {
+                steps.push(Err(e.message));
+                return steps;
+            }
+        }
+    }
+}
+
+fn resuming_agrees(path: &Path) {
+    let Ok(mut first) = LogReader::open(path) else {
+        return;
+    };
+    let mut marks = Vec::new();
+    let steps = read_on(&mut first, |r| marks.push(r.mark()));
+    let dictionary = first.dictionary();
+    // A mark stands before each step (and one after the last record).
+    for (k, mark) in marks.iter().enumerate().take(steps.len()) {
+        let mut again = LogReader::resume(path, mark, &dictionary).expect("resumes at its mark");
+        assert_eq!(read_on(&mut again, |_| {}), steps[k..], "from mark {k}");
     }
 }
