@@ -396,7 +396,7 @@ fn put_by_phase(p: &mut Vec<u8>, c: &MethodCounts, per_kind: &mut Vec<u64>) -> i
 }
 
 /// The fields of a version-2 record before its counters, which depend on the previous record.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Head {
     head: u64,
     /// The record's schema id.
@@ -408,6 +408,14 @@ pub(crate) struct Head {
 }
 
 impl Head {
+    /// This head for the record's counters alone (`payload[body..]`): `body` is 0.
+    pub(crate) fn of_counters(&self) -> Head {
+        Head {
+            body: 0,
+            ..self.clone()
+        }
+    }
+
     /// Reads the head of a version-2 record from `payload`, advancing `prev` to this record
     /// (its context and name).
     pub(crate) fn read(payload: &[u8], prev: &mut Prev) -> Result<Head, Malformed> {

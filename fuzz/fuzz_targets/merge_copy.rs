@@ -1,10 +1,10 @@
 //! `merge` of two fuzzed stats logs (split as `split_two` does, their frames' checksums made
 //! valid): merge copies the records it can, and must write the same file, or fail with the
-//! same error, as decoding and encoding every record does. Panics, hangs and unbounded memory
-//! are failures too.
+//! same error, as decoding and encoding every record does, whatever the batches its two threads
+//! pass records in. Panics, hangs and unbounded memory are failures too.
 #![no_main]
 
-use jitarena_tools::logtools::{merge_counted, merge_decoding};
+use jitarena_tools::logtools::{merge_decoding, merge_in_batches};
 use jitarena_tools::progress::Progress;
 use libfuzzer_sys::fuzz_target;
 
@@ -22,8 +22,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let (copying, decoding) = (name("-merged"), name("-merged-ref"));
     let hidden = Progress::hidden();
+    // Records pass between merge's two threads in batches of 1 to 4 (a byte of the input
+    // chooses), so that a record failing its check falls on either thread.
+    let batch = 1 + usize::from(data.first().copied().unwrap_or(0) % 4);
     match (
-        merge_counted(&paths, &copying, &hidden),
+        merge_in_batches(&paths, &copying, &hidden, batch),
         merge_decoding(&paths, &decoding, &hidden),
     ) {
         (Ok(got), Ok(want)) => {

@@ -6,6 +6,7 @@
 //! re-encoding.
 
 use std::io::{self, Write};
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::{LogReader, LogWriter, FRAME_METHOD};
@@ -90,25 +91,208 @@ impl<W: Write> LogWriter<W> {
     /// record's kinds and phases in the same order (the caller checks the names; a schema of
     /// other lengths is refused with [`io::ErrorKind::InvalidInput`], nothing written).
     pub fn write_copy(&mut self, schema: &Arc<Schema>, r: &CopyableRecord<'_>) -> io::Result<()> {
-        if schema.kinds.len() != r.schema.kinds.len()
-            || schema.phases.len() != r.schema.phases.len()
-        {
+        same_lengths(schema, r.schema.kinds.len(), r.schema.phases.len())?;
+        let counters = &r.payload[r.head.body..];
+        let name = r.name.unwrap_or("");
+        self.copy_counters(schema, r.tier, r.head, counters, name, r.context)
+    }
+
+    /// Appends the records of `batch`, in order, as [`LogWriter::write_copy`] does: the same
+    /// file as writing each decoded record. The batch must have passed [`CopyBatch::check`]
+    /// (an unchecked batch, or one of another schema's lengths, is refused with
+    /// [`io::ErrorKind::InvalidInput`], nothing written).
+    pub fn write_batch(&mut self, schema: &Arc<Schema>, batch: &CopyBatch) -> io::Result<()> {
+        if !batch.checked {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "the record cannot be copied: its schema has other kinds or phases than the output's",
+                "the records cannot be copied: their counters were not checked",
             ));
         }
-        let name = r.name.unwrap_or("");
-        let (prev, head, payload) = (&self.prev, r.head, r.payload);
+        for t in &batch.taken {
+            same_lengths(schema, t.kinds, t.phases)?;
+        }
+        for t in &batch.taken {
+            let tier = t.tier.map(|i| &*batch.tiers[i]);
+            let counters = &batch.bytes[t.counters.clone()];
+            let name = &batch.names[t.name.clone()];
+            self.copy_counters(schema, tier, &t.head, counters, name, t.context)?;
+        }
+        Ok(())
+    }
+
+    /// Appends a record of `schema` whose counters, laid out after `head`, are `counters`.
+    fn copy_counters(
+        &mut self,
+        schema: &Arc<Schema>,
+        tier: Option<&str>,
+        head: &record::Head,
+        counters: &[u8],
+        name: &str,
+        context: i64,
+    ) -> io::Result<()> {
+        let prev = &self.prev;
         self.records
-            .write_raw(FRAME_METHOD, schema, r.tier, |p, schema_id, tier_id| {
-                record::put_head(p, head, (schema_id, tier_id), prev, name, r.context);
-                p.extend_from_slice(&payload[head.body..]);
+            .write_raw(FRAME_METHOD, schema, tier, |p, schema_id, tier_id| {
+                record::put_head(p, head, (schema_id, tier_id), prev, name, context);
+                p.extend_from_slice(counters);
                 Ok(())
             })?;
-        self.prev.context = r.context;
+        self.prev.context = context;
         self.prev.name.clear();
         self.prev.name.push_str(name);
         Ok(())
+    }
+}
+
+/// Refuses a copy between schemas of other lengths.
+fn same_lengths(schema: &Schema, kinds: usize, phases: usize) -> io::Result<()> {
+    if schema.kinds.len() != kinds || schema.phases.len() != phases {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the record cannot be copied: its schema has other kinds or phases than the output's",
+        ));
+    }
+    Ok(())
+}
+
+/// Version-2 records taken from readers ([`LogReader::take_copy`]) to be checked
+/// ([`CopyBatch::check`]) and copied ([`LogWriter::write_batch`]) later, on any thread: what
+/// `jitarena merge` passes from the thread that reads its inputs to the one that writes its
+/// output. A batch owns copies of its records' counters, names and tiers; [`CopyBatch::clear`]
+/// keeps its buffers for the next records.
+#[derive(Debug, Default)]
+pub struct CopyBatch {
+    /// The records' counters, one after another.
+    bytes: Vec<u8>,
+    /// The records' names, one after another.
+    names: String,
+    taken: Vec<Taken>,
+    /// The tiers the records name (consecutive records of a log share one).
+    tiers: Vec<Arc<str>>,
+    /// Whether [`CopyBatch::check`] accepted every record since the batch was last empty.
+    checked: bool,
+}
+
+/// One record of a [`CopyBatch`].
+#[derive(Debug)]
+struct Taken {
+    /// The record's head, for its counters alone.
+    head: record::Head,
+    counters: Range<usize>,
+    name: Range<usize>,
+    context: i64,
+    /// Index in [`CopyBatch::tiers`].
+    tier: Option<usize>,
+    /// The lengths of the record's schema.
+    kinds: usize,
+    phases: usize,
+}
+
+impl CopyBatch {
+    /// An empty batch.
+    pub fn new() -> CopyBatch {
+        CopyBatch::default()
+    }
+
+    /// Records held.
+    pub fn len(&self) -> usize {
+        self.taken.len()
+    }
+
+    /// Whether the batch holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.taken.is_empty()
+    }
+
+    /// Bytes of counters and names held.
+    pub fn bytes(&self) -> usize {
+        self.bytes.len() + self.names.len()
+    }
+
+    /// Whether [`CopyBatch::check`] accepted every record held (true for an empty batch).
+    pub fn is_checked(&self) -> bool {
+        self.checked || self.taken.is_empty()
+    }
+
+    /// Empties the batch, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.names.clear();
+        self.taken.clear();
+        self.tiers.clear();
+        self.checked = false;
+    }
+
+    /// Checks every record's counters as [`LogReader::current_copyable`] does: true when each
+    /// can be copied as it is. False when one cannot: its reader would refuse it, or another
+    /// writer laid it out otherwise; reading its log again and decoding that record says which.
+    pub fn check(&mut self) -> bool {
+        let mut scratch = Vec::new();
+        let bytes = &self.bytes;
+        self.checked = self.taken.iter().all(|t| {
+            record::copyable(
+                &bytes[t.counters.clone()],
+                &t.head,
+                t.kinds,
+                t.phases,
+                &mut scratch,
+            )
+        });
+        self.checked
+    }
+}
+
+impl LogReader {
+    /// Adds the record [`LogReader::next_raw`] moved to to `batch`, its counters unchecked,
+    /// and returns true; false (nothing added) for a version-1 log and for a record whose
+    /// schema or tier its log does not define, which [`LogReader::decode_current`] reports.
+    /// Like [`LogReader::current_copyable`], for records whose schema the caller has found to
+    /// be the output's; the batch is checked before it is written.
+    pub fn take_copy(&self, batch: &mut CopyBatch) -> bool {
+        if self.frames.version() < 2 {
+            return false;
+        }
+        let head = &self.head;
+        let Some(schema) = usize::try_from(head.schema)
+            .ok()
+            .and_then(|id| self.dict.schemas.get(id))
+        else {
+            return false;
+        };
+        let tier = match head.tier {
+            0 => None,
+            id => match usize::try_from(id - 1)
+                .ok()
+                .and_then(|i| self.dict.tiers.get(i))
+            {
+                Some(tier) => Some(tier),
+                None => return false,
+            },
+        };
+        let tier = tier.map(|tier| match batch.tiers.last() {
+            Some(last) if Arc::ptr_eq(last, tier) => batch.tiers.len() - 1,
+            _ => {
+                batch.tiers.push(Arc::clone(tier));
+                batch.tiers.len() - 1
+            }
+        });
+        let payload = &self.frames.frame().payload;
+        let start = batch.bytes.len();
+        batch.bytes.extend_from_slice(&payload[head.body..]);
+        let counters = start..batch.bytes.len();
+        let start = batch.names.len();
+        batch.names.push_str(&self.prev.name);
+        let name = start..batch.names.len();
+        batch.taken.push(Taken {
+            head: head.of_counters(),
+            counters,
+            name,
+            context: self.prev.context,
+            tier,
+            kinds: schema.kinds.len(),
+            phases: schema.phases.len(),
+        });
+        batch.checked = false;
+        true
     }
 }

@@ -16,6 +16,8 @@ use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodRecord};
 
 use crate::union::SchemaUnion;
 
+mod pipelined;
+
 /// Reads every record of every log, calling `f` on each with its file; returns the readers'
 /// warnings.
 pub fn for_each_record(
@@ -183,7 +185,7 @@ pub fn merge(
     out: &Path,
     progress: &Progress,
 ) -> Result<(u64, Vec<String>), Error> {
-    merge_with(paths, out, progress, true).map(|m| (m.records, m.warnings))
+    merge_counted(paths, out, progress).map(|m| (m.records, m.warnings))
 }
 
 /// What a merge did.
@@ -198,38 +200,121 @@ pub struct Merged {
     /// Times an input's schema was compared name by name with the output's: at most once per
     /// schema of each file, however often its records switch between schemas.
     pub schemas_compared: u64,
+    /// Whether the records were written again on one thread, after a record to be copied
+    /// failed its check on the two-thread pass (see [`merge_in_batches`]).
+    pub written_again: bool,
 }
 
 /// [`merge`], saying how many records were copied.
 pub fn merge_counted(paths: &[PathBuf], out: &Path, progress: &Progress) -> Result<Merged, Error> {
-    merge_with(paths, out, progress, true)
+    merge_in_batches(paths, out, progress, pipelined::BATCH_RECORDS)
+}
+
+/// [`merge_counted`] with `batch_records` records at most in each batch that the thread
+/// reading the inputs passes to the thread writing the output (tests use small ones).
+///
+/// The reading thread takes the records to copy unchecked, and checks every other batch; the
+/// writing thread checks the others, so the two cores share the checks. Should any record fail
+/// its check (its log is corrupt there, or another writer laid it out otherwise), the output
+/// so far is dropped and the records are written again on one thread, which decodes that
+/// record: the same file, or the same error, as [`merge_decoding`] gives.
+pub fn merge_in_batches(
+    paths: &[PathBuf],
+    out: &Path,
+    progress: &Progress,
+    batch_records: usize,
+) -> Result<Merged, Error> {
+    check_not_input(out, paths)?;
+    let mut union = match union_shown(paths, progress, Pass1::Heads) {
+        // The error that decoding every record meets first (a record's counters may be
+        // corrupt before the head that failed), as the second pass would report it.
+        Err(_) => union_shown(paths, progress, Pass1::Decode)?,
+        Ok(union) => union,
+    };
+    let schema = Arc::new(union.schema()?);
+    match pipelined::records(paths, out, progress, &mut union, &schema, batch_records)? {
+        Some(merged) => Ok(merged),
+        None => {
+            let mut merged = records_one_thread(paths, out, progress, &mut union, &schema, true)?;
+            merged.written_again = true;
+            Ok(merged)
+        }
+    }
 }
 
 /// [`merge`] that decodes and encodes every record (and decodes each twice: the first pass
 /// too), as `merge` did before it copied records: the reference its copies are checked
 /// against.
 pub fn merge_decoding(paths: &[PathBuf], out: &Path, progress: &Progress) -> Result<Merged, Error> {
-    merge_with(paths, out, progress, false)
+    check_not_input(out, paths)?;
+    let mut union = union_shown(paths, progress, Pass1::Decode)?;
+    let schema = Arc::new(union.schema()?);
+    records_one_thread(paths, out, progress, &mut union, &schema, false)
 }
 
 /// The output buffer of a merge: large writes, bounded memory.
 const MERGE_BUFFER: usize = 1 << 18;
 
-fn merge_with(
+/// Which of an input's schemas are the output's (their records copy): each of a file's
+/// schemas is compared by name once, however often its records switch between them.
+struct OutputSchema<'a> {
+    output: &'a jitarena::counters::Schema,
+    /// The file's last schema seen (by address), and whether it is the output's.
+    last: Option<(Arc<jitarena::counters::Schema>, bool)>,
+    /// The same for every schema of the file met so far (held, so addresses stay unique).
+    seen: HashMap<usize, (Arc<jitarena::counters::Schema>, bool)>,
+    /// Schemas compared name by name.
+    compared: u64,
+}
+
+impl<'a> OutputSchema<'a> {
+    fn new(output: &'a jitarena::counters::Schema) -> OutputSchema<'a> {
+        OutputSchema {
+            output,
+            last: None,
+            seen: HashMap::new(),
+            compared: 0,
+        }
+    }
+
+    /// Forgets the last file's schemas.
+    fn next_file(&mut self) {
+        self.last = None;
+        self.seen.clear();
+    }
+
+    /// Whether `schema`, of the current file, is the output's.
+    fn is_output(&mut self, schema: &Arc<jitarena::counters::Schema>) -> bool {
+        if !self
+            .last
+            .as_ref()
+            .is_some_and(|l| Arc::ptr_eq(&l.0, schema))
+        {
+            let (output, compared) = (self.output, &mut self.compared);
+            let known = self
+                .seen
+                .entry(Arc::as_ptr(schema) as usize)
+                .or_insert_with(|| {
+                    *compared += 1;
+                    (Arc::clone(schema), **schema == *output)
+                });
+            self.last = Some(known.clone());
+        }
+        self.last.as_ref().is_some_and(|l| l.1)
+    }
+}
+
+/// The second pass of a merge on one thread: every record written against `schema`, the
+/// union's, copied where `copy` and its counters pass their check, decoded and encoded
+/// otherwise.
+fn records_one_thread(
     paths: &[PathBuf],
     out: &Path,
     progress: &Progress,
+    union: &mut SchemaUnion,
+    schema: &Arc<jitarena::counters::Schema>,
     copy: bool,
 ) -> Result<Merged, Error> {
-    check_not_input(out, paths)?;
-    let pass1 = if copy { Pass1::Heads } else { Pass1::Decode };
-    let mut union = match union_shown(paths, progress, pass1) {
-        // The error that decoding every record meets first (a record's counters may be
-        // corrupt before the head that failed), as the second pass would report it.
-        Err(_) if pass1 == Pass1::Heads => union_shown(paths, progress, Pass1::Decode)?,
-        union => union?,
-    };
-    let schema = Arc::new(union.schema()?);
     let mut file = OutputFile::create(out)?;
     file.start_writeback();
     let io = |e: std::io::Error| io_error(out, "write", &e);
@@ -242,7 +327,7 @@ fn merge_with(
         counts: MethodCounts::default(),
     };
     let (mut n, mut copied, mut warnings) = (0, 0, Vec::new());
-    let mut schemas_compared = 0;
+    let mut output = OutputSchema::new(schema);
     for (i, path) in paths.iter().enumerate() {
         progress.set_stage(format!(
             "records (pass 2/2), file {}/{}",
@@ -250,33 +335,18 @@ fn merge_with(
             paths.len()
         ));
         let mut reader = LogReader::open(path)?;
-        // Whether the file's last schema seen (by address) is the union: its records copy.
-        let mut last: Option<(Arc<jitarena::counters::Schema>, bool)> = None;
-        // The same for every schema of the file met so far, so that records switching between
-        // schemas do not compare every name at each switch (held, so addresses stay unique).
-        let mut seen: HashMap<usize, (Arc<jitarena::counters::Schema>, bool)> = HashMap::new();
+        output.next_file();
         let mut uncounted = 0;
         while reader.next_raw()? {
             let copied = match reader.current_schema()? {
-                Some(s) if copy => {
-                    if !last.as_ref().is_some_and(|l| Arc::ptr_eq(&l.0, s)) {
-                        let known = seen.entry(Arc::as_ptr(s) as usize).or_insert_with(|| {
-                            schemas_compared += 1;
-                            (Arc::clone(s), **s == *schema)
-                        });
-                        last = Some(known.clone());
-                    }
-                    let copyable = last
-                        .as_ref()
-                        .is_some_and(|l| l.1)
-                        .then(|| reader.current_copyable())
-                        .flatten();
-                    if let Some(r) = &copyable {
-                        writer.write_copy(&schema, r).map_err(io)?;
+                Some(s) if copy && output.is_output(s) => match reader.current_copyable() {
+                    Some(r) => {
+                        writer.write_copy(schema, &r).map_err(io)?;
                         copied += 1;
+                        true
                     }
-                    copyable.is_some()
-                }
+                    None => false,
+                },
                 _ => false,
             };
             if !copied {
@@ -287,7 +357,7 @@ fn merge_with(
                 let i = &record.info;
                 let (name, tier) = (i.name.as_deref(), i.tier.as_deref());
                 writer
-                    .write(&schema, name, i.context, tier, &counts)
+                    .write(schema, name, i.context, tier, &counts)
                     .map_err(io)?;
             }
             n += 1;
@@ -310,7 +380,8 @@ fn merge_with(
         records: n,
         copied,
         warnings,
-        schemas_compared,
+        schemas_compared: output.compared,
+        written_again: false,
     })
 }
 

@@ -2,7 +2,10 @@
 //! file it writes is byte for byte the one that decoding and encoding every record writes
 //! (`merge_decoding`, the way merge worked before), on generated shards, shards of other
 //! schemas, a version-1 log and records that other writers laid out otherwise; and every corrupt
-//! record is refused as before, naming the file and the offset.
+//! record is refused as before, naming the file and the offset. Each case also runs with the
+//! reading thread passing records to the writing one in batches of 1, 2 and 3 records, so that
+//! each record is checked on either thread, and a record that fails its check falls in a batch
+//! of either.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,7 +15,7 @@ use jitarena::log::LogWriter;
 use jitarena::{MethodCounts, Schema};
 use jitarena_tools::cli::gen_log;
 use jitarena_tools::gen::{GenOptions, Generator};
-use jitarena_tools::logtools::{merge_counted, merge_decoding, Merged};
+use jitarena_tools::logtools::{merge_counted, merge_decoding, merge_in_batches, Merged};
 use jitarena_tools::progress::Progress;
 
 fn tmp(name: &str) -> PathBuf {
@@ -33,26 +36,47 @@ fn generated(name: &str, seed: u64, scale: &[(&str, f64)]) -> PathBuf {
     path
 }
 
-/// Both merges of `inputs`: the outputs are the same bytes and the results the same but for
-/// the copies. Returns what the copying merge did.
+/// Batch sizes of the merges under test: small ones, and the default (`None`).
+const BATCHES: [Option<usize>; 4] = [Some(1), Some(2), Some(3), None];
+
+/// The copying merge with batches of `batch` records (`None`: the default).
+fn copying(
+    inputs: &[PathBuf],
+    out: &Path,
+    batch: Option<usize>,
+) -> Result<Merged, jitarena::Error> {
+    match batch {
+        Some(n) => merge_in_batches(inputs, out, &Progress::hidden(), n),
+        None => merge_counted(inputs, out, &Progress::hidden()),
+    }
+}
+
+/// Both merges of `inputs`, the copying one with each of [`BATCHES`]: the outputs are the same
+/// bytes and the results the same but for the copies, whatever the batches. Returns what the
+/// copying merge did with the default batches.
 fn both(name: &str, inputs: &[PathBuf]) -> Merged {
-    let (copying, decoding) = (
-        tmp(&format!("merged-{name}.jas")),
-        tmp(&format!("merged-{name}-ref.jas")),
-    );
-    let got = merge_counted(inputs, &copying, &Progress::hidden()).unwrap();
+    let decoding = tmp(&format!("merged-{name}-ref.jas"));
     let want = merge_decoding(inputs, &decoding, &Progress::hidden()).unwrap();
     assert_eq!(want.copied, 0);
-    assert_eq!((got.records, &got.warnings), (want.records, &want.warnings));
-    let (got_bytes, want_bytes) = (
-        std::fs::read(copying).unwrap(),
-        std::fs::read(decoding).unwrap(),
-    );
-    assert!(
-        got_bytes == want_bytes,
-        "{name}: the copying merge wrote other bytes"
-    );
-    got
+    let want_bytes = std::fs::read(decoding).unwrap();
+    let mut got = Vec::new();
+    for batch in BATCHES {
+        let out = tmp(&format!("merged-{name}.jas"));
+        let merged = copying(inputs, &out, batch).unwrap();
+        assert_eq!(
+            (merged.records, &merged.warnings),
+            (want.records, &want.warnings),
+            "{name}, batches of {batch:?}"
+        );
+        assert!(
+            std::fs::read(out).unwrap() == want_bytes,
+            "{name}, batches of {batch:?}: the copying merge wrote other bytes"
+        );
+        got.push(merged);
+    }
+    // The same records copied, whatever the batches.
+    assert!(got.iter().all(|m| m == &got[0]), "{name}: {got:?}");
+    got.pop().unwrap()
 }
 
 #[test]
@@ -61,6 +85,7 @@ fn generated_shards_are_copied_and_the_file_is_the_same() {
     let b = generated("gen-b.jas", 2, &[("LSRA", 30.0)]);
     let merged = both("gen", &[a.clone(), b.clone()]);
     assert_eq!((merged.records, merged.copied), (6000, 6000));
+    assert!(!merged.written_again, "every record passed its check");
     // A merged log merged again with a shard: copied too.
     let again = both("gen-again", &[tmp("merged-gen.jas"), a]);
     assert_eq!((again.records, again.copied), (9000, 9000));
@@ -179,8 +204,10 @@ fn records_laid_out_otherwise_are_encoded_again_as_before() {
     ];
     let path = hand_made("other-layouts.jas", &records);
     let merged = both("other-layouts", &[path.clone(), path]);
-    // Only the writer's own layout is copied.
+    // Only the writer's own layout is copied: the others fail their check, and the records
+    // are written again on one thread.
     assert_eq!((merged.records, merged.copied), (10, 2));
+    assert!(merged.written_again);
 }
 
 #[test]
@@ -224,18 +251,20 @@ fn corrupt_records_are_refused_as_before() {
         );
         let inputs = [good.clone(), path];
         let out = tmp("corrupt-out.jas");
-        let got = merge_counted(&inputs, &out, &Progress::hidden()).expect_err(name);
         let want = merge_decoding(&inputs, &out, &Progress::hidden()).expect_err(name);
-        assert_eq!(got.message, want.message, "{name}");
+        for batch in BATCHES {
+            let got = copying(&inputs, &out, batch).expect_err(name);
+            assert_eq!(got.message, want.message, "{name}, batches of {batch:?}");
+            assert!(!out.exists(), "{name}: no output is left");
+        }
         assert!(
-            got.message
+            want.message
                 .contains(&format!("{name}.jas: record at byte "))
-                && got.message.contains("is corrupt")
-                && got.message.contains(says),
+                && want.message.contains("is corrupt")
+                && want.message.contains(says),
             "{name}: {}",
-            got.message
+            want.message
         );
-        assert!(!out.exists(), "{name}: no output is left");
     }
 }
 
@@ -271,12 +300,14 @@ fn the_first_corrupt_record_is_reported_when_a_later_head_is_corrupt() {
     std::fs::write(&path, bytes).unwrap();
     let out = tmp("order-out.jas");
     let inputs = [path];
-    let got = merge_counted(&inputs, &out, &Progress::hidden()).expect_err("corrupt");
     let want = merge_decoding(&inputs, &out, &Progress::hidden()).expect_err("corrupt");
-    assert_eq!(got.message, want.message);
+    for batch in BATCHES {
+        let got = copying(&inputs, &out, batch).expect_err("corrupt");
+        assert_eq!(got.message, want.message, "batches of {batch:?}");
+    }
     assert!(
-        got.message.contains("outside its schema"),
+        want.message.contains("outside its schema"),
         "{}",
-        got.message
+        want.message
     );
 }

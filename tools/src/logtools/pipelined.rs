@@ -1,0 +1,286 @@
+//! The second pass of `jitarena merge` on two threads: this one reads the inputs, the other
+//! writes the output, and they share the checks of the counters that are copied (half of a
+//! merge's work). Batches of records go from the first to the second, in order.
+
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::Arc;
+
+use super::{changed_while_read, Merged, OutputSchema, MERGE_BUFFER};
+use crate::output::{OutputFile, OutputWriter, WRITEBACK_EVERY};
+use crate::progress::Progress;
+use crate::union::SchemaUnion;
+use jitarena::counters::Schema;
+use jitarena::error::{Error, ErrorCode};
+use jitarena::format::io_error;
+use jitarena::log::{CopyBatch, LogReader, LogWriter, MethodCounts, MethodInfo, MethodRecord};
+
+/// Records in a batch, at most.
+pub(super) const BATCH_RECORDS: usize = 1024;
+
+/// Bytes of counters and names in a batch: once past this, the batch goes (a record of a long
+/// name goes alone), so that the batches in flight hold little memory.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Batches waiting for the writing thread, at most.
+const BATCHES_QUEUED: usize = 4;
+
+/// What the reading thread passes to the writing one.
+enum Job {
+    /// Records whose counters are copied.
+    Copies(CopyBatch),
+    /// Records decoded and laid out against the output's schema, to be encoded.
+    Records(Vec<Decoded>),
+}
+
+/// A record decoded, its counters laid out against the output's schema.
+struct Decoded {
+    name: Option<String>,
+    context: i64,
+    tier: Option<String>,
+    counts: MethodCounts,
+}
+
+/// Why the reading thread stopped before the end.
+enum Halt {
+    /// An input could not be read.
+    Failed(Error),
+    /// A record to be copied failed its check.
+    CheckFailed,
+    /// The writing thread is gone (it failed, or met a record that failed its check).
+    WriterGone,
+}
+
+impl From<Error> for Halt {
+    fn from(e: Error) -> Halt {
+        Halt::Failed(e)
+    }
+}
+
+/// Writes every record of `paths` to a new `out`, as the one-thread pass does, on two
+/// threads. `None`: a record to be copied failed its check, or the second thread could not
+/// start; nothing is left at `out`, and the caller writes the records on one thread.
+pub(super) fn records(
+    paths: &[PathBuf],
+    out: &Path,
+    progress: &Progress,
+    union: &mut SchemaUnion,
+    schema: &Arc<Schema>,
+    batch_records: usize,
+) -> Result<Option<Merged>, Error> {
+    let mut file = OutputFile::create(out)?;
+    file.start_writeback();
+    let (send, jobs) = mpsc::sync_channel(BATCHES_QUEUED);
+    let (give_back, spares) = mpsc::channel();
+    let output = file.writer(WRITEBACK_EVERY);
+    let (read, written) = std::thread::scope(|scope| {
+        let writer = std::thread::Builder::new()
+            .name("merge writer".into())
+            .spawn_scoped(scope, move || {
+                write_jobs(output, out, schema, jobs, give_back)
+            });
+        let Ok(writer) = writer else {
+            return (Err(Halt::WriterGone), Ok(false));
+        };
+        let mut feed = Feed {
+            send,
+            spares,
+            batches: 0,
+        };
+        let read = read_jobs(
+            paths,
+            progress,
+            union,
+            schema,
+            &mut feed,
+            batch_records.max(1),
+        );
+        drop(feed); // the writer ends once it has taken every job
+        let written = writer.join().unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorCode::Internal,
+                "the merge's writing thread failed",
+            ))
+        });
+        (read, written)
+    });
+    // A failed check first: decoding that record says what is wrong with it, as it would have
+    // on one thread, before any error met later in the inputs.
+    let merged = match (read, written) {
+        (Err(Halt::CheckFailed), _) | (_, Ok(false)) => return Ok(None),
+        (Err(Halt::Failed(e)), _) => return Err(e),
+        (_, Err(e)) => return Err(e),
+        (Err(Halt::WriterGone), Ok(true)) => {
+            return Err(Error::new(
+                ErrorCode::Internal,
+                "the merge's writing thread stopped early",
+            ))
+        }
+        (Ok(merged), Ok(true)) => merged,
+    };
+    file.commit()?;
+    progress.finish();
+    Ok(Some(merged))
+}
+
+/// The reading thread's end of the queue of jobs.
+struct Feed {
+    send: SyncSender<Job>,
+    /// Batches written, given back to be filled again.
+    spares: Receiver<CopyBatch>,
+    /// Batches of copies sent so far.
+    batches: u64,
+}
+
+impl Feed {
+    /// Sends the records of `batch`, if any, leaving it empty; checks them first for every other
+    /// batch (the writing thread checks the others).
+    fn copies(&mut self, batch: &mut CopyBatch) -> Result<(), Halt> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if self.batches % 2 == 0 && !batch.check() {
+            return Err(Halt::CheckFailed);
+        }
+        let spare = self.spares.try_recv().unwrap_or_default();
+        let full = std::mem::replace(batch, spare);
+        self.send
+            .send(Job::Copies(full))
+            .map_err(|_| Halt::WriterGone)?;
+        self.batches += 1;
+        Ok(())
+    }
+
+    /// Sends the records of `records`, if any, leaving it empty.
+    fn decoded(&mut self, records: &mut Vec<Decoded>) -> Result<(), Halt> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        self.send
+            .send(Job::Records(std::mem::take(records)))
+            .map_err(|_| Halt::WriterGone)
+    }
+}
+
+/// Reads every record of `paths` into jobs for the writing thread.
+fn read_jobs(
+    paths: &[PathBuf],
+    progress: &Progress,
+    union: &mut SchemaUnion,
+    schema: &Schema,
+    feed: &mut Feed,
+    batch_records: usize,
+) -> Result<Merged, Halt> {
+    let mut batch = CopyBatch::new();
+    let mut decoded = Vec::new();
+    let mut decoded_bytes = 0;
+    let mut record = MethodRecord {
+        schema: Arc::new(Schema::default()),
+        info: MethodInfo::default(),
+        counts: MethodCounts::default(),
+    };
+    let (mut n, mut copied, mut warnings) = (0, 0, Vec::new());
+    let mut output = OutputSchema::new(schema);
+    for (i, path) in paths.iter().enumerate() {
+        progress.set_stage(format!(
+            "records (pass 2/2), file {}/{}",
+            i + 1,
+            paths.len()
+        ));
+        let mut reader = LogReader::open(path)?;
+        output.next_file();
+        let mut uncounted = 0;
+        while reader.next_raw()? {
+            let copy = match reader.current_schema()? {
+                Some(s) => output.is_output(s),
+                None => false,
+            };
+            if copy {
+                feed.decoded(&mut decoded)?;
+                decoded_bytes = 0;
+            }
+            if copy && reader.take_copy(&mut batch) {
+                copied += 1;
+                if batch.len() >= batch_records || batch.bytes() >= BATCH_BYTES {
+                    feed.copies(&mut batch)?;
+                }
+            } else {
+                feed.copies(&mut batch)?;
+                reader.decode_current(&mut record)?;
+                let mut counts = MethodCounts::default();
+                if !union.remap_sealed(&record.schema, &record.counts, &mut counts) {
+                    return Err(changed_while_read(path).into());
+                }
+                let info = &record.info;
+                decoded_bytes += info.name.as_ref().map_or(0, String::len);
+                decoded.push(Decoded {
+                    name: info.name.clone(),
+                    context: info.context,
+                    tier: info.tier.clone(),
+                    counts,
+                });
+                if decoded.len() >= batch_records || decoded_bytes >= BATCH_BYTES {
+                    feed.decoded(&mut decoded)?;
+                    decoded_bytes = 0;
+                }
+            }
+            n += 1;
+            uncounted += 1;
+            if uncounted == 1024 {
+                progress.add(uncounted);
+                uncounted = 0;
+            }
+        }
+        progress.add(uncounted);
+        warnings.extend(reader.warnings().iter().cloned());
+    }
+    feed.copies(&mut batch)?;
+    feed.decoded(&mut decoded)?;
+    Ok(Merged {
+        records: n,
+        copied,
+        warnings,
+        schemas_compared: output.compared,
+        written_again: false,
+    })
+}
+
+/// The writing thread: writes every job to `output` (the file `out`), checking the batches of
+/// copies not checked yet. False when one fails its check (what it wrote is then of no use).
+fn write_jobs(
+    output: OutputWriter<'_>,
+    out: &Path,
+    schema: &Arc<Schema>,
+    jobs: Receiver<Job>,
+    give_back: Sender<CopyBatch>,
+) -> Result<bool, Error> {
+    let io = |e: std::io::Error| io_error(out, "write", &e);
+    let mut writer = LogWriter::new(BufWriter::with_capacity(MERGE_BUFFER, output)).map_err(io)?;
+    for job in jobs {
+        match job {
+            Job::Copies(mut batch) => {
+                if !batch.is_checked() && !batch.check() {
+                    return Ok(false);
+                }
+                writer.write_batch(schema, &batch).map_err(io)?;
+                batch.clear();
+                // The reading thread may be done: then the batch is not needed.
+                let _ = give_back.send(batch);
+            }
+            Job::Records(records) => {
+                for r in &records {
+                    let (name, tier) = (r.name.as_deref(), r.tier.as_deref());
+                    writer
+                        .write(schema, name, r.context, tier, &r.counts)
+                        .map_err(io)?;
+                }
+            }
+        }
+    }
+    writer
+        .finish()
+        .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+        .map_err(io)?;
+    Ok(true)
+}
