@@ -15,7 +15,7 @@ use crate::union::{SchemaUnion, INVALID};
 use jitarena::counters::Schema;
 use jitarena::error::Error;
 use jitarena::log::{
-    add_checked, sum_too_large, LogReader, MethodCounts, MethodInfo, MethodRecord,
+    add_checked, sum_too_large, CountsVisitor, LogReader, MethodCounts, MethodInfo, MethodRecord,
 };
 
 /// How many of the largest methods to list.
@@ -175,6 +175,51 @@ struct Last {
     /// The first few tiers seen, and their figures so far (added to [`Accumulator::tiers`] at
     /// the end of the file, or when a tier not among them comes).
     tiers: Vec<(Option<String>, (u64, u64, u64))>,
+    /// The current record's phases (slot, bytes), as decoded.
+    record_phases: Vec<(u32, u64)>,
+    /// The current record's kinds by phase (phase slot, kind slot, bytes), as decoded.
+    record_phase_kinds: Vec<(u32, u32, u64)>,
+}
+
+/// Adds a record's kinds to their totals as [`LogReader::visit_current`] decodes them,
+/// without a check each: the record's sums tell whether any total overflowed. Keeps its
+/// phases and kinds by phase in [`Last`].
+struct Adding<'a> {
+    acc: &'a mut Accumulator,
+    last: &'a mut Last,
+    /// The record's bytes and allocations.
+    bytes: u128,
+    allocations: u128,
+    /// Whether a kind's total passed 2^64 - 1 (it wrapped).
+    overflow: bool,
+}
+
+impl CountsVisitor for Adding<'_> {
+    fn start(&mut self, r: &MethodRecord) {
+        self.acc.switch_schema(r, self.last);
+        self.last.record_phases.clear();
+        self.last.record_phase_kinds.clear();
+    }
+
+    #[inline(always)]
+    fn kind(&mut self, slot: u32, bytes: u64, count: u64) {
+        let cell = self.acc.kind_cell(&self.last.kind_map, slot);
+        let (sum_b, o1) = cell.0.overflowing_add(bytes);
+        let (sum_n, o2) = cell.1.overflowing_add(count);
+        *cell = (sum_b, sum_n);
+        self.overflow |= o1 | o2;
+        // At most 2^32 kinds of at most 2^64 - 1 each: no wrap in 128 bits.
+        self.bytes += u128::from(bytes);
+        self.allocations += u128::from(count);
+    }
+
+    fn phase(&mut self, slot: u32, bytes: u64) {
+        self.last.record_phases.push((slot, bytes));
+    }
+
+    fn phase_kind(&mut self, phase: u32, kind: u32, bytes: u64) {
+        self.last.record_phase_kinds.push((phase, kind, bytes));
+    }
 }
 
 /// How many tiers [`Last`] holds: a log names a handful.
@@ -190,8 +235,25 @@ impl Accumulator {
         };
         let mut last = Last::default();
         let result = (|| {
-            while reader.next_into(&mut r)? {
-                self.add(&r, &mut last, path)?;
+            while reader.next_raw()? {
+                let mut adding = Adding {
+                    acc: self,
+                    last: &mut last,
+                    bytes: 0,
+                    allocations: 0,
+                    overflow: false,
+                };
+                reader.visit_current(&mut r, &mut adding)?;
+                let (bytes, allocations, overflow) =
+                    (adding.bytes, adding.allocations, adding.overflow);
+                if overflow {
+                    // A kind's total passed 2^64 - 1: take this record's kinds back and add
+                    // them again one by one, so that the error is the first sum to overflow.
+                    let mut whole = r.clone();
+                    reader.decode_current(&mut whole)?;
+                    self.add_kinds_checked(&whole.counts, &last.kind_map, path)?;
+                }
+                self.add(&r, (bytes, allocations), &mut last, path)?;
             }
             Ok(())
         })();
@@ -201,6 +263,24 @@ impl Accumulator {
             .warnings
             .extend(reader.warnings().iter().cloned());
         Ok(())
+    }
+
+    /// Takes the new schema of `r` on: its kinds' and phases' slots in the union.
+    fn switch_schema(&mut self, r: &MethodRecord, last: &mut Last) {
+        if last
+            .schema
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(s, &r.schema))
+        {
+            return;
+        }
+        self.union.add(&r.schema);
+        let (kinds, phases) = self.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
+        last.kind_map = kinds.to_vec();
+        last.phase_map = phases.to_vec();
+        last.schema = Some(Arc::clone(&r.schema));
+        self.kinds.resize(self.union.kind_count(), (0, 0));
+        self.phases.resize(self.union.phase_count(), 0);
     }
 
     /// Adds the figures gathered in `last` for its tiers to their totals.
@@ -214,123 +294,98 @@ impl Accumulator {
         Ok(())
     }
 
-    /// Adds one record to the totals.
-    fn add(&mut self, r: &MethodRecord, last: &mut Last, path: &Path) -> Result<(), Error> {
+    /// Adds one record to the totals, but for its kinds (added as they were decoded, the
+    /// record's `bytes` and `allocations`), its phases and kinds by phase taken from `last`.
+    fn add(
+        &mut self,
+        r: &MethodRecord,
+        (bytes, allocations): (u128, u128),
+        last: &mut Last,
+        path: &Path,
+    ) -> Result<(), Error> {
+        let c = &r.counts;
+        for &(slot, bytes) in &last.record_phases {
+            let united = last
+                .phase_map
+                .get(slot as usize)
+                .copied()
+                .unwrap_or(INVALID);
+            let cell = self
+                .phases
+                .get_mut(united as usize)
+                .unwrap_or(&mut self.no_phase);
+            add_checked(cell, bytes, path, "bytes of a phase")?;
+        }
+        for &(phase, kind, bytes) in &last.record_phase_kinds {
+            let map = |m: &[u32], slot: u32| m.get(slot as usize).copied().unwrap_or(INVALID);
+            let key = (map(&last.phase_map, phase), map(&last.kind_map, kind));
+            let cell = self.phase_kinds.entry(key).or_default();
+            add_checked(cell, bytes, path, "bytes of a kind in a phase")?;
+        }
+        let bytes = u64::try_from(bytes).map_err(|_| sum_too_large(path, "bytes of a method"))?;
+        let allocations = u64::try_from(allocations)
+            .map_err(|_| sum_too_large(path, "allocations of a method"))?;
+        let s = &mut self.stats;
+        s.methods += 1;
+        add_checked(&mut s.bytes, bytes, path, "bytes requested")?;
+        add_checked(&mut s.allocations, allocations, path, "allocations")?;
+        add_checked(&mut s.used, c.used_bytes, path, "used bytes")?;
+        add_checked(&mut s.reserved, c.reserved_bytes, path, "reserved bytes")?;
+        add_checked(&mut s.pages, c.page_count, path, "pages")?;
+        s.largest = s.largest.max(c.largest_alloc);
+        s.limit_hits += u64::from(c.limit_hit);
+        s.method_bytes.push(bytes);
+        let held = match last.tiers.iter().position(|t| t.0 == r.info.tier) {
+            Some(k) => k,
+            None => {
+                if last.tiers.len() == TIERS_HELD {
+                    self.flush_tier(last, path)?;
+                }
+                last.tiers.push((r.info.tier.clone(), (0, 0, 0)));
+                last.tiers.len() - 1
+            }
+        };
         {
-            if !last
-                .schema
-                .as_ref()
-                .is_some_and(|s| Arc::ptr_eq(s, &r.schema))
-            {
-                self.union.add(&r.schema);
-                let (kinds, phases) = self.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
-                last.kind_map = kinds.to_vec();
-                last.phase_map = phases.to_vec();
-                last.schema = Some(Arc::clone(&r.schema));
-                self.kinds.resize(self.union.kind_count(), (0, 0));
-                self.phases.resize(self.union.phase_count(), 0);
-            }
-            let c = &r.counts;
-            let (bytes, allocations) = self.add_kinds(c, &last.kind_map, path)?;
-            for &(slot, bytes) in &c.phases {
-                let united = last
-                    .phase_map
-                    .get(slot as usize)
-                    .copied()
-                    .unwrap_or(INVALID);
-                let cell = self
-                    .phases
-                    .get_mut(united as usize)
-                    .unwrap_or(&mut self.no_phase);
-                add_checked(cell, bytes, path, "bytes of a phase")?;
-            }
-            for &(phase, kind, bytes) in &c.phase_kind_bytes {
-                let map = |m: &[u32], slot: u32| m.get(slot as usize).copied().unwrap_or(INVALID);
-                let key = (map(&last.phase_map, phase), map(&last.kind_map, kind));
-                let cell = self.phase_kinds.entry(key).or_default();
-                add_checked(cell, bytes, path, "bytes of a kind in a phase")?;
-            }
-            let bytes =
-                u64::try_from(bytes).map_err(|_| sum_too_large(path, "bytes of a method"))?;
-            let allocations = u64::try_from(allocations)
-                .map_err(|_| sum_too_large(path, "allocations of a method"))?;
-            let s = &mut self.stats;
-            s.methods += 1;
-            add_checked(&mut s.bytes, bytes, path, "bytes requested")?;
-            add_checked(&mut s.allocations, allocations, path, "allocations")?;
-            add_checked(&mut s.used, c.used_bytes, path, "used bytes")?;
-            add_checked(&mut s.reserved, c.reserved_bytes, path, "reserved bytes")?;
-            add_checked(&mut s.pages, c.page_count, path, "pages")?;
-            s.largest = s.largest.max(c.largest_alloc);
-            s.limit_hits += u64::from(c.limit_hit);
-            s.method_bytes.push(bytes);
-            let held = match last.tiers.iter().position(|t| t.0 == r.info.tier) {
-                Some(k) => k,
-                None => {
-                    if last.tiers.len() == TIERS_HELD {
-                        self.flush_tier(last, path)?;
-                    }
-                    last.tiers.push((r.info.tier.clone(), (0, 0, 0)));
-                    last.tiers.len() - 1
-                }
-            };
-            {
-                let t = &mut last.tiers[held].1;
-                t.0 += 1;
-                add_checked(&mut t.1, bytes, path, "bytes of a tier")?;
-                add_checked(&mut t.2, allocations, path, "allocations of a tier")?;
-            }
-            let smallest_kept = self.top.peek().map(|Reverse(m)| m.bytes);
-            if self.top.len() < TOP_METHODS || smallest_kept.is_some_and(|b| bytes > b) {
-                self.top.push(Reverse(TopMethod {
-                    bytes,
-                    allocations,
-                    context: r.info.context,
-                    tier: r.info.tier.clone().unwrap_or_default(),
-                    name: r.info.name.clone().unwrap_or_default(),
-                }));
-                if self.top.len() > TOP_METHODS {
-                    self.top.pop();
-                }
+            let t = &mut last.tiers[held].1;
+            t.0 += 1;
+            add_checked(&mut t.1, bytes, path, "bytes of a tier")?;
+            add_checked(&mut t.2, allocations, path, "allocations of a tier")?;
+        }
+        let smallest_kept = self.top.peek().map(|Reverse(m)| m.bytes);
+        if self.top.len() < TOP_METHODS || smallest_kept.is_some_and(|b| bytes > b) {
+            self.top.push(Reverse(TopMethod {
+                bytes,
+                allocations,
+                context: r.info.context,
+                tier: r.info.tier.clone().unwrap_or_default(),
+                name: r.info.name.clone().unwrap_or_default(),
+            }));
+            if self.top.len() > TOP_METHODS {
+                self.top.pop();
             }
         }
         Ok(())
     }
 
-    /// Adds a record's kinds to their totals through `kind_map`; returns the record's bytes and
-    /// allocations (checked by the caller). The common case adds without a check per value, and finds an overflow at
-    /// the end; then it takes the additions back and adds again, checking each, so that the
-    /// error is the one the first sum to overflow gives.
-    fn add_kinds(
+    /// After the kinds of `c` were added without a check and a total overflowed: takes them
+    /// back, then adds them again checking each, so that the error is the one the first sum
+    /// to overflow gives.
+    fn add_kinds_checked(
         &mut self,
         c: &MethodCounts,
         kind_map: &[u32],
         path: &Path,
-    ) -> Result<(u128, u128), Error> {
-        let (mut bytes, mut allocations) = (0u128, 0u128);
-        let mut overflow = false;
+    ) -> Result<(), Error> {
         for &(slot, b, n) in &c.kinds {
             let cell = self.kind_cell(kind_map, slot);
-            let (sum_b, o1) = cell.0.overflowing_add(b);
-            let (sum_n, o2) = cell.1.overflowing_add(n);
-            *cell = (sum_b, sum_n);
-            overflow |= o1 | o2;
-            // At most 2^32 kinds of at most 2^64 - 1 each: no wrap in 128 bits.
-            bytes += u128::from(b);
-            allocations += u128::from(n);
+            *cell = (cell.0.wrapping_sub(b), cell.1.wrapping_sub(n));
         }
-        if overflow {
-            for &(slot, b, n) in &c.kinds {
-                let cell = self.kind_cell(kind_map, slot);
-                *cell = (cell.0.wrapping_sub(b), cell.1.wrapping_sub(n));
-            }
-            for &(slot, b, n) in &c.kinds {
-                let cell = self.kind_cell(kind_map, slot);
-                add_checked(&mut cell.0, b, path, "bytes of a kind")?;
-                add_checked(&mut cell.1, n, path, "allocations of a kind")?;
-            }
+        for &(slot, b, n) in &c.kinds {
+            let cell = self.kind_cell(kind_map, slot);
+            add_checked(&mut cell.0, b, path, "bytes of a kind")?;
+            add_checked(&mut cell.1, n, path, "allocations of a kind")?;
         }
-        Ok((bytes, allocations))
+        Ok(())
     }
 
     /// The totals of the kind at `slot` of a record's schema (`kind_map` maps it to the union).
