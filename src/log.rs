@@ -15,7 +15,7 @@ use crate::record;
 
 mod copy;
 mod visit;
-pub use copy::{CopyBatch, CopyableRecord};
+pub use copy::{CopyableRecord, RecordBatch};
 pub use visit::CountsVisitor;
 
 /// Frame type: a schema (its id, kind names, phase names).

@@ -1,11 +1,11 @@
-//! `CopyBatch`: records taken from a log, checked and written to another, give the file that
+//! `RecordBatch`: records taken from a log, checked and written to another, give the file that
 //! writing them decoded gives; an unchecked batch is never written. (Batches that fail their
 //! check, corrupt or laid out otherwise, are tested through `merge`: tools/tests/merge_copy.rs.)
 
 use std::io::ErrorKind;
 use std::sync::Arc;
 
-use jitarena::log::{CopyBatch, LogReader, LogWriter, MethodCounts};
+use jitarena::log::{LogReader, LogWriter, MethodCounts, RecordBatch};
 use jitarena::Schema;
 
 fn schema() -> Arc<Schema> {
@@ -50,10 +50,10 @@ fn a_checked_batch_writes_the_file_that_decoded_records_write() {
     // Taken in batches of 3 (the last of 1), written one batch after another.
     let mut reader = reader_of(&input, "good");
     let mut out = LogWriter::new(Vec::new()).unwrap();
-    let mut batch = CopyBatch::new();
+    let mut batch = RecordBatch::new();
     let mut taken = 0;
     while reader.next_raw().unwrap() {
-        assert!(reader.take_copy(&mut batch));
+        assert!(reader.take_current(&mut batch));
         taken += 1;
         if batch.len() == 3 || taken == 10 {
             assert!(!batch.is_checked());
@@ -71,9 +71,9 @@ fn an_unchecked_batch_or_one_of_another_schema_is_refused_and_nothing_written() 
     let schema = schema();
     let input = log(&schema, 2);
     let mut reader = reader_of(&input, "refused");
-    let mut batch = CopyBatch::new();
+    let mut batch = RecordBatch::new();
     while reader.next_raw().unwrap() {
-        assert!(reader.take_copy(&mut batch));
+        assert!(reader.take_current(&mut batch));
     }
     let mut out = LogWriter::new(Vec::new()).unwrap();
     let err = out.write_batch(&schema, &batch).unwrap_err();

@@ -3,15 +3,19 @@
 //! schema and tier ids, the context and the name, which depend on the file and the previous
 //! record) is written again; the counters are copied when they are ones that the reader accepts
 //! and that [`LogWriter::write`] would write byte for byte, so a copy is the same file as a
-//! re-encoding.
+//! re-encoding. Also [`RecordBatch`]: records taken from a reader, to be copied or decoded on
+//! another thread.
 
 use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::{LogReader, LogWriter, FRAME_METHOD};
+use std::cell::Cell;
+
+use super::visit::visit_v2;
+use super::{CountsVisitor, LogReader, LogWriter, MethodRecord, FRAME_METHOD};
 use crate::counters::Schema;
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::record;
 
 /// A version-2 record whose counters can be copied to another log as they are (see
@@ -98,10 +102,10 @@ impl<W: Write> LogWriter<W> {
     }
 
     /// Appends the records of `batch`, in order, as [`LogWriter::write_copy`] does: the same
-    /// file as writing each decoded record. The batch must have passed [`CopyBatch::check`]
+    /// file as writing each decoded record. The batch must have passed [`RecordBatch::check`]
     /// (an unchecked batch, or one of another schema's lengths, is refused with
     /// [`io::ErrorKind::InvalidInput`], nothing written).
-    pub fn write_batch(&mut self, schema: &Arc<Schema>, batch: &CopyBatch) -> io::Result<()> {
+    pub fn write_batch(&mut self, schema: &Arc<Schema>, batch: &RecordBatch) -> io::Result<()> {
         if !batch.checked {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -109,7 +113,8 @@ impl<W: Write> LogWriter<W> {
             ));
         }
         for t in &batch.taken {
-            same_lengths(schema, t.kinds, t.phases)?;
+            let theirs = &batch.schemas[t.schema];
+            same_lengths(schema, theirs.kinds.len(), theirs.phases.len())?;
         }
         for t in &batch.taken {
             let tier = t.tier.map(|i| &*batch.tiers[i]);
@@ -155,13 +160,15 @@ fn same_lengths(schema: &Schema, kinds: usize, phases: usize) -> io::Result<()> 
     Ok(())
 }
 
-/// Version-2 records taken from readers ([`LogReader::take_copy`]) to be checked
-/// ([`CopyBatch::check`]) and copied ([`LogWriter::write_batch`]) later, on any thread: what
+/// Version-2 records taken from readers ([`LogReader::take_current`]), their counters neither
+/// checked nor decoded, to be checked ([`RecordBatch::check`]) and copied
+/// ([`LogWriter::write_batch`]) or decoded ([`RecordBatch::visit`]) later, on any thread: what
 /// `jitarena merge` passes from the thread that reads its inputs to the one that writes its
-/// output. A batch owns copies of its records' counters, names and tiers; [`CopyBatch::clear`]
-/// keeps its buffers for the next records.
+/// output, and `jitarena stats` from the thread that reads its logs to the one that adds them
+/// up. A batch owns copies of its records' counters, names, tiers and schemas (shared);
+/// [`RecordBatch::clear`] keeps its buffers for the next records.
 #[derive(Debug, Default)]
-pub struct CopyBatch {
+pub struct RecordBatch {
     /// The records' counters, one after another.
     bytes: Vec<u8>,
     /// The records' names, one after another.
@@ -169,11 +176,13 @@ pub struct CopyBatch {
     taken: Vec<Taken>,
     /// The tiers the records name (consecutive records of a log share one).
     tiers: Vec<Arc<str>>,
-    /// Whether [`CopyBatch::check`] accepted every record since the batch was last empty.
+    /// The schemas of the records (consecutive records of a log share one).
+    schemas: Vec<Arc<Schema>>,
+    /// Whether [`RecordBatch::check`] accepted every record since the batch was last empty.
     checked: bool,
 }
 
-/// One record of a [`CopyBatch`].
+/// One record of a [`RecordBatch`].
 #[derive(Debug)]
 struct Taken {
     /// The record's head, for its counters alone.
@@ -181,17 +190,18 @@ struct Taken {
     counters: Range<usize>,
     name: Range<usize>,
     context: i64,
-    /// Index in [`CopyBatch::tiers`].
+    /// Index in [`RecordBatch::tiers`].
     tier: Option<usize>,
-    /// The lengths of the record's schema.
-    kinds: usize,
-    phases: usize,
+    /// Index in [`RecordBatch::schemas`].
+    schema: usize,
+    /// Where the record's frame starts in its log.
+    offset: u64,
 }
 
-impl CopyBatch {
+impl RecordBatch {
     /// An empty batch.
-    pub fn new() -> CopyBatch {
-        CopyBatch::default()
+    pub fn new() -> RecordBatch {
+        RecordBatch::default()
     }
 
     /// Records held.
@@ -209,7 +219,7 @@ impl CopyBatch {
         self.bytes.len() + self.names.len()
     }
 
-    /// Whether [`CopyBatch::check`] accepted every record held (true for an empty batch).
+    /// Whether [`RecordBatch::check`] accepted every record held (true for an empty batch).
     pub fn is_checked(&self) -> bool {
         self.checked || self.taken.is_empty()
     }
@@ -220,6 +230,7 @@ impl CopyBatch {
         self.names.clear();
         self.taken.clear();
         self.tiers.clear();
+        self.schemas.clear();
         self.checked = false;
     }
 
@@ -228,17 +239,63 @@ impl CopyBatch {
     /// writer laid it out otherwise; reading its log again and decoding that record says which.
     pub fn check(&mut self) -> bool {
         let mut scratch = Vec::new();
-        let bytes = &self.bytes;
+        let (bytes, schemas) = (&self.bytes, &self.schemas);
         self.checked = self.taken.iter().all(|t| {
+            let schema = &schemas[t.schema];
             record::copyable(
                 &bytes[t.counters.clone()],
                 &t.head,
-                t.kinds,
-                t.phases,
+                schema.kinds.len(),
+                schema.phases.len(),
                 &mut scratch,
             )
         });
         self.checked
+    }
+
+    /// Decodes record `i` of the batch as [`LogReader::visit_current`] does when it is its
+    /// log's current record, with the same checks: sets `record`'s schema and identity, hands
+    /// its lists to `v` and sets the rest of `record.counts`. The error gives the record's
+    /// offset and what is wrong with it, but not its file (the reader's error names both). `i`
+    /// past the batch is an error too.
+    pub fn visit<V: CountsVisitor>(
+        &self,
+        i: usize,
+        record: &mut MethodRecord,
+        v: &mut V,
+    ) -> Result<(), Error> {
+        let t = self.taken.get(i).ok_or_else(|| {
+            Error::new(
+                ErrorCode::Internal,
+                format!("a batch of {} records has no record {i}", self.len()),
+            )
+        })?;
+        let corrupt = |what: &str| {
+            Error::new(
+                ErrorCode::Io,
+                format!("record at byte {} of its log is corrupt: {what}", t.offset),
+            )
+        };
+        let schema = &self.schemas[t.schema];
+        if !Arc::ptr_eq(&record.schema, schema) {
+            record.schema = Arc::clone(schema);
+        }
+        let info = &mut record.info;
+        info.context = t.context;
+        reuse(&mut info.tier, t.tier.map(|k| &*self.tiers[k]));
+        reuse(
+            &mut info.name,
+            Some(&self.names[t.name.clone()]).filter(|n| !n.is_empty()),
+        );
+        let scratch = Cell::new(Vec::new());
+        visit_v2(
+            &self.bytes[t.counters.clone()],
+            &t.head,
+            record,
+            v,
+            &scratch,
+        )
+        .map_err(|e| corrupt(e.0))
     }
 }
 
@@ -246,9 +303,11 @@ impl LogReader {
     /// Adds the record [`LogReader::next_raw`] moved to to `batch`, its counters unchecked,
     /// and returns true; false (nothing added) for a version-1 log and for a record whose
     /// schema or tier its log does not define, which [`LogReader::decode_current`] reports.
-    /// Like [`LogReader::current_copyable`], for records whose schema the caller has found to
-    /// be the output's; the batch is checked before it is written.
-    pub fn take_copy(&self, batch: &mut CopyBatch) -> bool {
+    /// To copy, like [`LogReader::current_copyable`], for records whose schema the caller has
+    /// found to be the output's (the batch is checked before it is written); or to decode
+    /// later ([`RecordBatch::visit`]). The record's frame checksum was checked by
+    /// [`LogReader::next_raw`] (unless the reader was opened with [`LogReader::open_again`]).
+    pub fn take_current(&self, batch: &mut RecordBatch) -> bool {
         if self.frames.version() < 2 {
             return false;
         }
@@ -268,6 +327,13 @@ impl LogReader {
                 Some(tier) => Some(tier),
                 None => return false,
             },
+        };
+        let schema_at = match batch.schemas.last() {
+            Some(last) if Arc::ptr_eq(last, schema) => batch.schemas.len() - 1,
+            _ => {
+                batch.schemas.push(Arc::clone(schema));
+                batch.schemas.len() - 1
+            }
         };
         let tier = tier.map(|tier| match batch.tiers.last() {
             Some(last) if Arc::ptr_eq(last, tier) => batch.tiers.len() - 1,
@@ -289,10 +355,21 @@ impl LogReader {
             name,
             context: self.prev.context,
             tier,
-            kinds: schema.kinds.len(),
-            phases: schema.phases.len(),
+            schema: schema_at,
+            offset: self.frames.frame().offset,
         });
         batch.checked = false;
         true
+    }
+}
+
+/// Sets `slot` to `text`, reusing its allocation.
+fn reuse(slot: &mut Option<String>, text: Option<&str>) {
+    match (slot.as_mut(), text) {
+        (Some(s), Some(text)) => {
+            s.clear();
+            s.push_str(text);
+        }
+        (_, text) => *slot = text.map(str::to_string),
     }
 }

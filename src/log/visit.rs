@@ -3,6 +3,8 @@
 //! that [`LogReader::decode_current`] checks. For readers that only add the counters up
 //! (`jitarena memdiff`), this saves building a [`MethodCounts`] per record.
 
+use std::cell::Cell;
+
 use super::{LogReader, MethodCounts, MethodRecord};
 use crate::error::Error;
 use crate::format::Malformed;
@@ -76,27 +78,61 @@ impl LogReader {
         v: &mut V,
     ) -> Result<(), Malformed> {
         let h = &self.head;
-        if self.frames.version() == 1 || record::has_by_phase(h) {
+        if self.frames.version() == 1 {
             // Rare: decoded whole, then handed over.
             self.decode(payload, record)?;
-            let mut c = std::mem::take(&mut record.counts);
-            v.start(record);
-            replay(&c, v);
-            c.kinds.clear();
-            c.phases.clear();
-            c.phase_kind_bytes.clear();
-            record.counts = c;
+            hand_over(record, v);
             return Ok(());
         }
-        let schema = self.ids_into(record)?;
-        let (kinds, phases) = (schema.kinds.len(), schema.phases.len());
-        v.start(record);
-        let scalars = record::decode_into_sink(payload, h, kinds, phases, &mut Visiting(v))?;
-        let c = &mut record.counts;
-        scalars.set(c);
-        c.kinds.clear();
-        c.phases.clear();
-        c.phase_kind_bytes.clear();
-        Ok(())
+        self.ids_into(record)?;
+        visit_v2(payload, h, record, v, &self.scratch)
     }
+}
+
+/// Hands the lists of `record.counts`, decoded whole, to `v`, leaving them empty.
+fn hand_over<V: CountsVisitor>(record: &mut MethodRecord, v: &mut V) {
+    let mut c = std::mem::take(&mut record.counts);
+    v.start(record);
+    replay(&c, v);
+    c.kinds.clear();
+    c.phases.clear();
+    c.phase_kind_bytes.clear();
+    record.counts = c;
+}
+
+/// Hands the counters of a version-2 record (in `payload` from `head.body`) to `v`, as
+/// [`LogReader::visit_current`] does; `record.schema` and `record.info` are the record's.
+/// `scratch` is reused for the checks of kinds by phase.
+pub(super) fn visit_v2<V: CountsVisitor>(
+    payload: &[u8],
+    head: &record::Head,
+    record: &mut MethodRecord,
+    v: &mut V,
+    scratch: &Cell<Vec<u64>>,
+) -> Result<(), Malformed> {
+    let (kinds, phases) = (record.schema.kinds.len(), record.schema.phases.len());
+    if record::has_by_phase(head) {
+        // Rare: decoded whole, then handed over.
+        let mut buffer = scratch.take();
+        let result = record::decode_counts(
+            payload,
+            head,
+            kinds,
+            phases,
+            &mut record.counts,
+            &mut buffer,
+        );
+        scratch.set(buffer);
+        result?;
+        hand_over(record, v);
+        return Ok(());
+    }
+    v.start(record);
+    let scalars = record::decode_into_sink(payload, head, kinds, phases, &mut Visiting(v))?;
+    let c = &mut record.counts;
+    scalars.set(c);
+    c.kinds.clear();
+    c.phases.clear();
+    c.phase_kind_bytes.clear();
+    Ok(())
 }

@@ -14,7 +14,7 @@ use crate::union::SchemaUnion;
 use jitarena::counters::Schema;
 use jitarena::error::{Error, ErrorCode};
 use jitarena::format::io_error;
-use jitarena::log::{CopyBatch, LogReader, LogWriter, MethodCounts, MethodInfo, MethodRecord};
+use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodInfo, MethodRecord, RecordBatch};
 
 /// Records in a batch, at most.
 pub(super) const BATCH_RECORDS: usize = 1024;
@@ -29,7 +29,7 @@ const BATCHES_QUEUED: usize = 4;
 /// What the reading thread passes to the writing one.
 enum Job {
     /// Records whose counters are copied.
-    Copies(CopyBatch),
+    Copies(RecordBatch),
     /// Records decoded and laid out against the output's schema, to be encoded.
     Records(Vec<Decoded>),
 }
@@ -128,7 +128,7 @@ pub(super) fn records(
 struct Feed {
     send: SyncSender<Job>,
     /// Batches written, given back to be filled again.
-    spares: Receiver<CopyBatch>,
+    spares: Receiver<RecordBatch>,
     /// Batches of copies sent so far.
     batches: u64,
 }
@@ -136,7 +136,7 @@ struct Feed {
 impl Feed {
     /// Sends the records of `batch`, if any, leaving it empty; checks them first for every other
     /// batch (the writing thread checks the others).
-    fn copies(&mut self, batch: &mut CopyBatch) -> Result<(), Halt> {
+    fn copies(&mut self, batch: &mut RecordBatch) -> Result<(), Halt> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -172,7 +172,7 @@ fn read_jobs(
     feed: &mut Feed,
     batch_records: usize,
 ) -> Result<Merged, Halt> {
-    let mut batch = CopyBatch::new();
+    let mut batch = RecordBatch::new();
     let mut decoded = Vec::new();
     let mut decoded_bytes = 0;
     let mut record = MethodRecord {
@@ -200,7 +200,7 @@ fn read_jobs(
                 feed.decoded(&mut decoded)?;
                 decoded_bytes = 0;
             }
-            if copy && reader.take_copy(&mut batch) {
+            if copy && reader.take_current(&mut batch) {
                 copied += 1;
                 if batch.len() >= batch_records || batch.bytes() >= BATCH_BYTES {
                     feed.copies(&mut batch)?;
@@ -253,7 +253,7 @@ fn write_jobs(
     out: &Path,
     schema: &Arc<Schema>,
     jobs: Receiver<Job>,
-    give_back: Sender<CopyBatch>,
+    give_back: Sender<RecordBatch>,
 ) -> Result<bool, Error> {
     let io = |e: std::io::Error| io_error(out, "write", &e);
     let mut writer = LogWriter::new(BufWriter::with_capacity(MERGE_BUFFER, output)).map_err(io)?;

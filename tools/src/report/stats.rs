@@ -16,7 +16,10 @@ use jitarena::counters::Schema;
 use jitarena::error::Error;
 use jitarena::log::{
     add_checked, sum_too_large, CountsVisitor, LogReader, MethodCounts, MethodInfo, MethodRecord,
+    RecordBatch,
 };
+
+mod threads;
 
 /// How many of the largest methods to list.
 pub const TOP_METHODS: usize = 10;
@@ -64,7 +67,7 @@ pub struct TopMethod {
 }
 
 /// The aggregate of a set of logs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Log files read.
     pub files: usize,
@@ -141,11 +144,36 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     Ok(out)
 }
 
-/// Reads logs and sums them up.
+/// Reads logs and sums them up, on two threads ([`collect_in_batches`]).
 pub fn collect(paths: &[PathBuf]) -> Result<Stats, Error> {
+    collect_in_batches(paths, threads::BATCH_RECORDS)
+}
+
+/// [`collect`] with `batch_records` records at most in each batch that the thread reading the
+/// logs passes to the thread adding them up (tests use small ones).
+///
+/// The reading thread adds one batch in three itself, the other thread the rest; their totals
+/// are added together at the end. The figures are the same as one thread's
+/// ([`collect_one_thread`]); so is the order of the largest methods, which ranks methods of
+/// equal bytes by their place in the logs. On any error, or if the second thread cannot start,
+/// the logs are read again on one thread, so that the error is the one of the first record
+/// that has one.
+pub fn collect_in_batches(paths: &[PathBuf], batch_records: usize) -> Result<Stats, Error> {
     let files = expand_inputs(paths)?;
+    match threads::collect(&files, batch_records) {
+        Ok(Some(stats)) => Ok(stats),
+        _ => collect_files(&files),
+    }
+}
+
+/// [`collect`] on one thread.
+pub fn collect_one_thread(paths: &[PathBuf]) -> Result<Stats, Error> {
+    collect_files(&expand_inputs(paths)?)
+}
+
+fn collect_files(files: &[PathBuf]) -> Result<Stats, Error> {
     let mut acc = Accumulator::default();
-    for path in &files {
+    for path in files {
         acc.read(path)?;
     }
     acc.finish(files.len())
@@ -163,7 +191,38 @@ struct Accumulator {
     phase_kinds: HashMap<(u32, u32), u64>,
     /// Per tier name: methods, bytes, allocations.
     tiers: HashMap<String, (u64, u64, u64)>,
-    top: BinaryHeap<Reverse<TopMethod>>,
+    top: BinaryHeap<Reverse<Ranked>>,
+    /// The place in the logs of the next record read (from 0).
+    next: u64,
+}
+
+/// A method of the largest list: ranked by bytes, then by its place in the logs (the first
+/// first), so that the list does not depend on the order the records were added in.
+#[derive(Debug)]
+struct Ranked {
+    bytes: u64,
+    first: Reverse<u64>,
+    method: TopMethod,
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Ranked) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Ranked) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Ranked) -> std::cmp::Ordering {
+        (self.bytes, self.first).cmp(&(other.bytes, other.first))
+    }
 }
 
 /// What the last record's schema and tier resolved to: the records of a log share a few.
@@ -192,6 +251,18 @@ struct Adding<'a> {
     allocations: u128,
     /// Whether a kind's total passed 2^64 - 1 (it wrapped).
     overflow: bool,
+}
+
+impl<'a> Adding<'a> {
+    fn new(acc: &'a mut Accumulator, last: &'a mut Last) -> Adding<'a> {
+        Adding {
+            acc,
+            last,
+            bytes: 0,
+            allocations: 0,
+            overflow: false,
+        }
+    }
 }
 
 impl CountsVisitor for Adding<'_> {
@@ -236,24 +307,9 @@ impl Accumulator {
         let mut last = Last::default();
         let result = (|| {
             while reader.next_raw()? {
-                let mut adding = Adding {
-                    acc: self,
-                    last: &mut last,
-                    bytes: 0,
-                    allocations: 0,
-                    overflow: false,
-                };
-                reader.visit_current(&mut r, &mut adding)?;
-                let (bytes, allocations, overflow) =
-                    (adding.bytes, adding.allocations, adding.overflow);
-                if overflow {
-                    // A kind's total passed 2^64 - 1: take this record's kinds back and add
-                    // them again one by one, so that the error is the first sum to overflow.
-                    let mut whole = r.clone();
-                    reader.decode_current(&mut whole)?;
-                    self.add_kinds_checked(&whole.counts, &last.kind_map, path)?;
-                }
-                self.add(&r, (bytes, allocations), &mut last, path)?;
+                let at = self.next;
+                self.next += 1;
+                self.add_current(&reader, &mut r, &mut last, path, at)?;
             }
             Ok(())
         })();
@@ -263,6 +319,150 @@ impl Accumulator {
             .warnings
             .extend(reader.warnings().iter().cloned());
         Ok(())
+    }
+
+    /// Adds the record `reader` moved to, the `at`th of the logs, decoding it into `r`.
+    fn add_current(
+        &mut self,
+        reader: &LogReader,
+        r: &mut MethodRecord,
+        last: &mut Last,
+        path: &Path,
+        at: u64,
+    ) -> Result<(), Error> {
+        let mut adding = Adding::new(self, last);
+        reader.visit_current(r, &mut adding)?;
+        let (bytes, allocations, overflow) = (adding.bytes, adding.allocations, adding.overflow);
+        if overflow {
+            // A kind's total passed 2^64 - 1: take this record's kinds back and add them again
+            // one by one, so that the error is the first sum to overflow.
+            let mut whole = r.clone();
+            reader.decode_current(&mut whole)?;
+            self.add_kinds_checked(&whole.counts, &last.kind_map, path)?;
+        }
+        self.add(r, (bytes, allocations), last, path, at)
+    }
+
+    /// Adds the records of `batch`, the first of them the `first`th of the logs. A kind's
+    /// total that overflows is an error that does not say which (the caller reads the logs
+    /// again on one thread).
+    fn add_batch(&mut self, batch: &RecordBatch, first: u64, last: &mut Last) -> Result<(), Error> {
+        let mut r = MethodRecord {
+            schema: Arc::new(Schema::default()),
+            info: MethodInfo::default(),
+            counts: MethodCounts::default(),
+        };
+        // Messages name no file: on any error, the caller reads the logs again.
+        let path = Path::new("");
+        for (i, at) in (0..batch.len()).zip(first..) {
+            let mut adding = Adding::new(self, last);
+            batch.visit(i, &mut r, &mut adding)?;
+            let (bytes, allocations, overflow) =
+                (adding.bytes, adding.allocations, adding.overflow);
+            if overflow {
+                return Err(sum_too_large(path, "bytes or allocations of a kind"));
+            }
+            self.add(&r, (bytes, allocations), last, path, at)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the totals of `other`, which read other records of the same logs, to these; the
+    /// kinds and phases of `other` are among this union's.
+    fn take_in(&mut self, other: Accumulator) -> Result<(), Error> {
+        let path = Path::new("");
+        let gone = || {
+            Error::new(
+                jitarena::ErrorCode::Internal,
+                "a kind or phase went missing",
+            )
+        };
+        self.kinds.resize(self.union.kind_count(), (0, 0));
+        self.phases.resize(self.union.phase_count(), 0);
+        let kind_of = |slot: u32| match slot {
+            INVALID => Some(INVALID),
+            slot => self.union.kind_slot(other.union.kind_name(slot)),
+        };
+        let phase_of = |slot: u32| match slot {
+            INVALID => Some(INVALID),
+            slot => self.union.phase_slot(other.union.phase_name(slot)),
+        };
+        let kind_slots: Vec<u32> = (0..other.kinds.len() as u32)
+            .map(kind_of)
+            .collect::<Option<_>>()
+            .ok_or_else(gone)?;
+        let phase_slots: Vec<u32> = (0..other.phases.len() as u32)
+            .map(phase_of)
+            .collect::<Option<_>>()
+            .ok_or_else(gone)?;
+        let pairs: Vec<((u32, u32), u64)> = other
+            .phase_kinds
+            .iter()
+            .map(|(&(p, k), &bytes)| Some(((phase_of(p)?, kind_of(k)?), bytes)))
+            .collect::<Option<_>>()
+            .ok_or_else(gone)?;
+        for (&slot, &(bytes, count)) in kind_slots.iter().zip(&other.kinds) {
+            let cell = self.kinds.get_mut(slot as usize).ok_or_else(gone)?;
+            add_checked(&mut cell.0, bytes, path, "bytes of a kind")?;
+            add_checked(&mut cell.1, count, path, "allocations of a kind")?;
+        }
+        add_checked(
+            &mut self.invalid.0,
+            other.invalid.0,
+            path,
+            "bytes of a kind",
+        )?;
+        add_checked(
+            &mut self.invalid.1,
+            other.invalid.1,
+            path,
+            "allocations of a kind",
+        )?;
+        for (&slot, &bytes) in phase_slots.iter().zip(&other.phases) {
+            let cell = self.phases.get_mut(slot as usize).ok_or_else(gone)?;
+            add_checked(cell, bytes, path, "bytes of a phase")?;
+        }
+        add_checked(&mut self.no_phase, other.no_phase, path, "bytes of a phase")?;
+        for (key, bytes) in pairs {
+            let cell = self.phase_kinds.entry(key).or_default();
+            add_checked(cell, bytes, path, "bytes of a kind in a phase")?;
+        }
+        for (name, (methods, bytes, allocations)) in other.tiers {
+            let t = self.tiers.entry(name).or_default();
+            t.0 += methods;
+            add_checked(&mut t.1, bytes, path, "bytes of a tier")?;
+            add_checked(&mut t.2, allocations, path, "allocations of a tier")?;
+        }
+        let (s, o) = (&mut self.stats, other.stats);
+        s.methods += o.methods;
+        add_checked(&mut s.bytes, o.bytes, path, "bytes requested")?;
+        add_checked(&mut s.allocations, o.allocations, path, "allocations")?;
+        add_checked(&mut s.used, o.used, path, "used bytes")?;
+        add_checked(&mut s.reserved, o.reserved, path, "reserved bytes")?;
+        add_checked(&mut s.pages, o.pages, path, "pages")?;
+        s.largest = s.largest.max(o.largest);
+        s.limit_hits += o.limit_hits;
+        s.method_bytes.extend(o.method_bytes);
+        s.warnings.extend(o.warnings);
+        for Reverse(ranked) in other.top {
+            self.rank(ranked);
+        }
+        Ok(())
+    }
+
+    /// Keeps `m` among the largest methods if it ranks there.
+    fn rank(&mut self, m: Ranked) {
+        let kept = self.top.len() < TOP_METHODS
+            || self
+                .top
+                .peek()
+                .is_some_and(|Reverse(smallest)| m > *smallest);
+        if kept {
+            self.top.push(Reverse(m));
+            if self.top.len() > TOP_METHODS {
+                self.top.pop();
+            }
+        }
     }
 
     /// Takes the new schema of `r` on: its kinds' and phases' slots in the union.
@@ -302,6 +502,7 @@ impl Accumulator {
         (bytes, allocations): (u128, u128),
         last: &mut Last,
         path: &Path,
+        at: u64,
     ) -> Result<(), Error> {
         let c = &r.counts;
         for &(slot, bytes) in &last.record_phases {
@@ -351,18 +552,19 @@ impl Accumulator {
             add_checked(&mut t.1, bytes, path, "bytes of a tier")?;
             add_checked(&mut t.2, allocations, path, "allocations of a tier")?;
         }
-        let smallest_kept = self.top.peek().map(|Reverse(m)| m.bytes);
-        if self.top.len() < TOP_METHODS || smallest_kept.is_some_and(|b| bytes > b) {
-            self.top.push(Reverse(TopMethod {
+        let smallest = self.top.peek().map(|Reverse(m)| (m.bytes, m.first));
+        if self.top.len() < TOP_METHODS || smallest.is_some_and(|k| (bytes, Reverse(at)) > k) {
+            self.rank(Ranked {
                 bytes,
-                allocations,
-                context: r.info.context,
-                tier: r.info.tier.clone().unwrap_or_default(),
-                name: r.info.name.clone().unwrap_or_default(),
-            }));
-            if self.top.len() > TOP_METHODS {
-                self.top.pop();
-            }
+                first: Reverse(at),
+                method: TopMethod {
+                    bytes,
+                    allocations,
+                    context: r.info.context,
+                    tier: r.info.tier.clone().unwrap_or_default(),
+                    name: r.info.name.clone().unwrap_or_default(),
+                },
+            });
         }
         Ok(())
     }
@@ -484,7 +686,7 @@ impl Accumulator {
             .top
             .into_sorted_vec()
             .into_iter()
-            .map(|Reverse(m)| m)
+            .map(|Reverse(m)| m.method)
             .collect();
         Ok(s)
     }

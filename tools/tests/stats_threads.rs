@@ -1,0 +1,188 @@
+//! `stats` on two threads gives what one thread gives, field by field, whatever the batches
+//! the reading thread passes on (1, 2, 3 and 7 records, and the default): on generated logs,
+//! logs of other schemas, a version-1 log, records with kinds by phase, a log cut short; the
+//! largest methods of equal bytes are the first in the logs; and a corrupt record or an
+//! overflowing total gives one thread's error.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use jitarena::log::LogWriter;
+use jitarena::{MethodCounts, Schema};
+use jitarena_tools::cli::gen_log;
+use jitarena_tools::gen::{GenOptions, Generator};
+use jitarena_tools::report::stats::{collect, collect_in_batches, collect_one_thread, Stats};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stats_threads");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn generated(name: &str, seed: u64, methods: u64, scale: &[(&str, f64)]) -> PathBuf {
+    let path = tmp(name);
+    let generator = Generator::new(GenOptions {
+        seed,
+        methods,
+        scale: scale.iter().map(|&(k, p)| (k.to_string(), p)).collect(),
+    })
+    .unwrap();
+    gen_log(&generator, &path).unwrap();
+    path
+}
+
+/// The statistics of `paths` on one thread, checked against two threads with every batch size.
+fn same_on_two_threads(paths: &[PathBuf]) -> Stats {
+    let one = collect_one_thread(paths).unwrap();
+    for batch in [1, 2, 3, 7] {
+        let two = collect_in_batches(paths, batch).unwrap();
+        assert_eq!(two, one, "batches of {batch}");
+    }
+    assert_eq!(collect(paths).unwrap(), one, "default batches");
+    one
+}
+
+/// A log of `records`, each `(schema, name, counts)`, written by the library's writer, tiers
+/// alternating.
+fn written(name: &str, records: &[(&Arc<Schema>, String, MethodCounts)]) -> PathBuf {
+    let path = tmp(name);
+    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for (i, (schema, method, counts)) in records.iter().enumerate() {
+        let tier = ["Tier0", "Tier1", "Tier0-instr"][i % 3];
+        w.write(schema, Some(method), i as i64, Some(tier), counts)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    path
+}
+
+fn schema(kinds: &[&str], phases: &[&str]) -> Arc<Schema> {
+    let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+    Arc::new(Schema::new(names(kinds), names(phases)).unwrap())
+}
+
+fn counts(kinds: Vec<(u32, u64, u64)>, phases: Vec<(u32, u64)>) -> MethodCounts {
+    let used = kinds.iter().map(|k| k.1).sum::<u64>() + 16;
+    MethodCounts {
+        used_bytes: used,
+        reserved_bytes: 4096,
+        page_count: 1,
+        largest_alloc: 8,
+        kinds,
+        phases,
+        ..MethodCounts::default()
+    }
+}
+
+#[test]
+fn generated_shards_add_up_the_same_on_two_threads() {
+    let a = generated("gen-a.jas", 1, 5000, &[]);
+    let b = generated("gen-b.jas", 2, 3000, &[("LSRA", 30.0)]);
+    let stats = same_on_two_threads(&[a.clone(), b]);
+    assert_eq!(stats.methods, 8000);
+    assert_eq!(stats.top.len(), 10);
+    same_on_two_threads(&[a]);
+}
+
+#[test]
+fn other_schemas_version_1_and_a_cut_log_add_up_the_same() {
+    let ab = schema(&["A", "B"], &["P"]);
+    let ba = schema(&["B", "A", "C"], &["Q", "P"]);
+    let records: Vec<_> = (0..40u64)
+        .map(|i| {
+            if i % 5 < 2 {
+                let c = counts(vec![(0, 10 + i, 1), (2, 3, 1)], vec![(0, 13 + i)]);
+                (&ab, format!("N.C:M{i}"), c)
+            } else {
+                let c = counts(vec![(0, 5, 1), (2, i, 2)], vec![(1, 5 + i)]);
+                (&ba, format!("N.D:M{i}"), c)
+            }
+        })
+        .collect();
+    let mixed = written("mixed.jas", &records);
+    let v1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/v1.jas");
+    let bytes = std::fs::read(&mixed).unwrap();
+    let cut = tmp("cut.jas");
+    std::fs::write(&cut, &bytes[..bytes.len() - 5]).unwrap();
+    let stats = same_on_two_threads(&[mixed.clone(), v1.clone(), cut, mixed]);
+    assert_eq!(stats.warnings.len(), 1, "{:?}", stats.warnings);
+    // Phase P first: the first record names it (the order one thread's union takes).
+    assert_eq!(stats.phases[0].name, "P");
+    same_on_two_threads(&[v1]);
+}
+
+#[test]
+fn kinds_by_phase_add_up_the_same() {
+    let s = schema(&["A", "B"], &["P", "Q"]);
+    let records: Vec<_> = (0..25u64)
+        .map(|i| {
+            let mut c = counts(vec![(0, 10 + i, 1), (1, 6, 2)], vec![(0, 12 + i), (1, 4)]);
+            c.phase_kind_bytes = vec![(0, 0, 8 + i), (0, 1, 4), (1, 0, 2), (1, 1, 2)];
+            (&s, format!("N.C:M{i}"), c)
+        })
+        .collect();
+    let stats = same_on_two_threads(&[written("by-phase.jas", &records)]);
+    assert_eq!(stats.phase_kinds.len(), 4);
+}
+
+#[test]
+fn the_largest_methods_of_equal_bytes_are_the_first_in_the_logs() {
+    let s = schema(&["A"], &["P"]);
+    // 30 methods of 100 bytes, then 5 of 50: the ten listed are methods 0 to 9.
+    let records: Vec<_> = (0..35u64)
+        .map(|i| {
+            let bytes = if i < 30 { 100 } else { 50 };
+            let c = counts(vec![(0, bytes, 1 + i % 4)], vec![(0, bytes)]);
+            (&s, format!("N.C:M{i:02}"), c)
+        })
+        .collect();
+    let stats = same_on_two_threads(&[written("ties.jas", &records)]);
+    let names: Vec<&str> = stats.top.iter().map(|m| m.name.as_str()).collect();
+    let want: Vec<String> = (0..10).map(|i| format!("N.C:M{i:02}")).collect();
+    assert_eq!(names, want);
+}
+
+#[test]
+fn a_corrupt_record_gives_one_threads_error() {
+    let a = generated("corrupt-src.jas", 3, 40, &[]);
+    let mut bytes = std::fs::read(&a).unwrap();
+    // A byte in the middle of the file: a frame's checksum no longer matches.
+    let at = bytes.len() * 2 / 3;
+    bytes[at] ^= 0x55;
+    let corrupt = tmp("corrupt.jas");
+    std::fs::write(&corrupt, &bytes).unwrap();
+    let inputs = [a, corrupt];
+    let want = collect_one_thread(&inputs).unwrap_err();
+    assert!(want.message.contains("corrupt.jas"), "{}", want.message);
+    for batch in [1, 2, 3, 7, 1024] {
+        let got = collect_in_batches(&inputs, batch).unwrap_err();
+        assert_eq!(got.message, want.message, "batches of {batch}");
+    }
+}
+
+#[test]
+fn an_overflowing_total_gives_one_threads_error() {
+    let s = schema(&["A", "B"], &["P"]);
+    // Kind B reaches 2^64 - 1 and past it at the fourth record, wherever the records are added.
+    let records: Vec<_> = (0..6u64)
+        .map(|i| {
+            let c = MethodCounts {
+                used_bytes: 1 << 62,
+                reserved_bytes: 4096,
+                page_count: 1,
+                largest_alloc: 8,
+                kinds: vec![(0, 1, 1), (1, 1 << 62, 1)],
+                phases: vec![(0, 1 + (1 << 62))],
+                ..MethodCounts::default()
+            };
+            (&s, format!("N.C:M{i}"), c)
+        })
+        .collect();
+    let inputs = [written("overflow.jas", &records)];
+    let want = collect_one_thread(&inputs).unwrap_err();
+    assert!(want.message.contains("overflow.jas"), "{}", want.message);
+    for batch in [1, 2, 3, 7, 1024] {
+        let got = collect_in_batches(&inputs, batch).unwrap_err();
+        assert_eq!(got.message, want.message, "batches of {batch}");
+    }
+}
