@@ -19,8 +19,9 @@ use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodInfo, MethodRecord
 /// Records in a batch, at most.
 pub(super) const BATCH_RECORDS: usize = 1024;
 
-/// Bytes of counters and names in a batch: once past this, the batch goes (a record of a long
-/// name goes alone), so that the batches in flight hold little memory.
+/// Bytes of counters and names in a batch (of a batch of decoded records, of their names and
+/// lists): once past this, the batch goes (a record of a long name goes alone), so that the
+/// batches in flight hold little memory.
 const BATCH_BYTES: usize = 1 << 20;
 
 /// Batches waiting for the writing thread, at most.
@@ -213,7 +214,11 @@ fn read_jobs(
                     return Err(changed_while_read(path).into());
                 }
                 let info = &record.info;
-                decoded_bytes += info.name.as_ref().map_or(0, String::len);
+                // What the record holds: a schema of many kinds makes large lists.
+                decoded_bytes += info.name.as_ref().map_or(0, String::len)
+                    + std::mem::size_of_val(counts.kinds.as_slice())
+                    + std::mem::size_of_val(counts.phases.as_slice())
+                    + std::mem::size_of_val(counts.phase_kind_bytes.as_slice());
                 decoded.push(Decoded {
                     name: info.name.clone(),
                     context: info.context,
