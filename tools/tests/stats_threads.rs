@@ -186,3 +186,35 @@ fn an_overflowing_total_gives_one_threads_error() {
         assert_eq!(got.message, want.message, "batches of {batch}");
     }
 }
+
+/// A log read through a pipe cannot be read again after an error: stats reads it on one
+/// thread, and its error is the one a file gives, with the pipe's name.
+#[test]
+fn a_corrupt_log_through_a_pipe_gives_the_files_error() {
+    use std::io::Write;
+    let a = generated("pipe-src.jas", 4, 3000, &[]);
+    let mut bytes = std::fs::read(&a).unwrap();
+    let at = bytes.len() * 2 / 3;
+    bytes[at] ^= 0x55;
+    let corrupt = tmp("pipe-corrupt.jas");
+    std::fs::write(&corrupt, &bytes).unwrap();
+    let want = collect_one_thread(&[corrupt.clone()]).unwrap_err();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jitarena"))
+        .args(["stats", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The reader may stop at the error before taking every byte: a broken pipe is fine.
+    let _ = stdin.write_all(&bytes);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let want = want
+        .message
+        .replace(corrupt.to_str().unwrap(), "/dev/stdin");
+    assert!(stderr.contains(&want), "want {want:?}, got {stderr:?}");
+}

@@ -157,9 +157,17 @@ pub fn collect(paths: &[PathBuf]) -> Result<Stats, Error> {
 /// ([`collect_one_thread`]); so is the order of the largest methods, which ranks methods of
 /// equal bytes by their place in the logs. On any error, or if the second thread cannot start,
 /// the logs are read again on one thread, so that the error is the one of the first record
-/// that has one.
+/// that has one; logs that are not all regular files (a pipe) are read on one thread only.
 pub fn collect_in_batches(paths: &[PathBuf], batch_records: usize) -> Result<Stats, Error> {
     let files = expand_inputs(paths)?;
+    // A pipe cannot be read again after an error: logs that are not all files are read on
+    // one thread from the start.
+    let files_only = files
+        .iter()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+    if !files_only {
+        return collect_files(&files);
+    }
     match threads::collect(&files, batch_records) {
         Ok(Some(stats)) => Ok(stats),
         _ => collect_files(&files),
