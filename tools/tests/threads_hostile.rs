@@ -1,0 +1,127 @@
+//! Hostile inputs for `stats` and `merge` on two threads: they must give what one thread gives
+//! (the same report, file or error) on invalid-kind and no-phase buckets, many tiers, schemas
+//! alternating record by record, names of MiBs, empty logs and directories of shards.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use jitarena::log::LogWriter;
+use jitarena::{MethodCounts, Schema};
+use jitarena_tools::logtools::{merge_decoding, merge_in_batches};
+use jitarena_tools::progress::Progress;
+use jitarena_tools::report::stats::{
+    collect_in_batches, collect_one_thread, render_json, render_text,
+};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("threads_hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn schema(kinds: &[&str], phases: &[&str]) -> Arc<Schema> {
+    let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+    Arc::new(Schema::new(names(kinds), names(phases)).unwrap())
+}
+
+/// A log of `records` `(schema, name, tier, counts)`.
+fn written(name: &str, records: &[(Arc<Schema>, String, String, MethodCounts)]) -> PathBuf {
+    let path = tmp(name);
+    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for (i, (schema, method, tier, counts)) in records.iter().enumerate() {
+        w.write(schema, Some(method), i as i64, Some(tier), counts)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    path
+}
+
+/// Stats on one thread equal stats on two, whatever the batches, the reports too; and the
+/// merge writes the same file, or gives the same error, as the decoding merge.
+fn same(name: &str, inputs: &[PathBuf]) {
+    let one = collect_one_thread(inputs);
+    for batch in [1, 2, 3, 5, 1024] {
+        let two = collect_in_batches(inputs, batch);
+        match (&one, &two) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b, "{name}: batches of {batch}");
+                assert_eq!(render_json(a), render_json(b), "{name}");
+                assert_eq!(render_text(a), render_text(b), "{name}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a.message, b.message, "{name}: batches of {batch}"),
+            _ => panic!("{name}: batches of {batch}: {one:?} but {two:?}"),
+        }
+    }
+    let reference = tmp(&format!("{name}-ref.jas"));
+    let want = merge_decoding(inputs, &reference, &Progress::hidden());
+    for batch in [1, 2, 3, 1024] {
+        let out = tmp(&format!("{name}-out.jas"));
+        let _ = std::fs::remove_file(&out);
+        let got = merge_in_batches(inputs, &out, &Progress::hidden(), batch);
+        match (&want, &got) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!((a.records, &a.warnings), (b.records, &b.warnings), "{name}");
+                assert!(
+                    std::fs::read(&reference).unwrap() == std::fs::read(&out).unwrap(),
+                    "{name}: batches of {batch}: other bytes"
+                );
+            }
+            (Err(a), Err(b)) => assert_eq!(a.message, b.message, "{name}: batches of {batch}"),
+            _ => panic!("{name}: batches of {batch}: {want:?} but {got:?}"),
+        }
+    }
+}
+
+fn counts(kinds: Vec<(u32, u64, u64)>, phases: Vec<(u32, u64)>) -> MethodCounts {
+    let used = kinds.iter().map(|k| k.1).sum::<u64>() + 16;
+    MethodCounts {
+        used_bytes: used,
+        reserved_bytes: 4096,
+        page_count: 1,
+        largest_alloc: 8,
+        kinds,
+        phases,
+        ..MethodCounts::default()
+    }
+}
+
+#[test]
+fn alternating_schemas_many_tiers_and_buckets_are_the_same() {
+    let schemas = [
+        schema(&["A", "B"], &["P"]),
+        schema(&["C", "A"], &["Q", "P"]),
+        schema(&["B", "D", "E"], &[]),
+    ];
+    let records: Vec<_> = (0..300u64)
+        .map(|i| {
+            let s = Arc::clone(&schemas[(i % 3) as usize]);
+            let mut c = counts(vec![(0, 3 + i % 7, 1), (1, 100 - i % 50, 2)], vec![]);
+            if !s.phases.is_empty() && i % 4 != 0 {
+                c.phases = vec![(0, 1 + i % 5)];
+            }
+            (s, format!("N.C:M{}", i % 37), format!("T{}", i % 23), c)
+        })
+        .collect();
+    let a = written("alt.jas", &records);
+    same("alt", &[a.clone(), a]);
+}
+
+#[test]
+fn long_names_empty_logs_and_directories_are_the_same() {
+    let s = schema(&["A", "B"], &["P"]);
+    let big = "x".repeat(3 << 20);
+    let records: Vec<_> = (0..6u64)
+        .map(|i| {
+            let name = if i % 2 == 0 { format!("{big}{i}") } else { format!("M{i}") };
+            (Arc::clone(&s), name, "T".into(), counts(vec![(1, 5 + i, 1)], vec![(0, 5 + i)]))
+        })
+        .collect();
+    let long = written("long.jas", &records);
+    let empty = written("empty.jas", &[]);
+    same("long", &[empty.clone(), long.clone(), empty.clone(), long.clone()]);
+    let dir = tmp("shards");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&empty, dir.join("s0.jas")).unwrap();
+    std::fs::copy(&long, dir.join("s1.jas")).unwrap();
+    same("dir", &[dir]);
+}
