@@ -125,3 +125,25 @@ fn long_names_empty_logs_and_directories_are_the_same() {
     std::fs::copy(&long, dir.join("s1.jas")).unwrap();
     same("dir", &[dir]);
 }
+
+#[test]
+fn totals_overflowing_only_when_both_threads_add_up_are_the_same() {
+    let s = schema(&["A", "B"], &["P", "Q"]);
+    // 4000 records, enough that the reading thread adds batches too; kind B (and phase Q, and
+    // the used bytes) reach 2^64 only with the four large records, far apart.
+    let build = |large: u64| -> Vec<_> {
+        (0..4000u64)
+            .map(|i| {
+                let b = if [10, 1500, 2900, 3990].contains(&i) { large } else { 1 };
+                let c = counts(vec![(0, 2, 1), (1, b, 1)], vec![(0, 2), (1, b)]);
+                (Arc::clone(&s), format!("N.C:M{i}"), format!("T{}", i % 3), c)
+            })
+            .collect()
+    };
+    let overflow = [written("split-overflow.jas", &build(1 << 62))];
+    assert!(collect_one_thread(&overflow).is_err());
+    same("split-overflow", &overflow);
+    let fits = [written("split-fits.jas", &build((1 << 62) - 100_000))];
+    assert!(collect_one_thread(&fits).is_ok());
+    same("split-fits", &fits);
+}
