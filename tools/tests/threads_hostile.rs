@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use jitarena::format::{header_for, put_frame, put_str, put_varint, Content};
 use jitarena::log::LogWriter;
 use jitarena::{MethodCounts, Schema};
 use jitarena_tools::logtools::{merge_decoding, merge_in_batches};
@@ -146,4 +147,73 @@ fn totals_overflowing_only_when_both_threads_add_up_are_the_same() {
     let fits = [written("split-fits.jas", &build((1 << 62) - 100_000))];
     assert!(collect_one_thread(&fits).is_ok());
     same("split-fits", &fits);
+}
+
+/// A version-2 log of schema (kinds A, B; phase P) whose records are `(head bits, body)`, as
+/// merge_copy.rs makes them: context delta 0, each name written whole.
+fn hand_made(name: &str, records: &[(u8, &[u8])]) -> PathBuf {
+    let mut bytes = header_for(Content::Log, 2).to_vec();
+    let mut p = Vec::new();
+    put_varint(&mut p, 0);
+    put_varint(&mut p, 2);
+    put_str(&mut p, "A");
+    put_str(&mut p, "B");
+    put_varint(&mut p, 1);
+    put_str(&mut p, "P");
+    put_frame(&mut bytes, 1, &p);
+    for (i, (head, body)) in records.iter().enumerate() {
+        let mut p = vec![*head, 0, 0];
+        put_str(&mut p, &format!("Ns.C:M{i}"));
+        p.extend_from_slice(body);
+        put_frame(&mut bytes, 3, &p);
+    }
+    let path = tmp(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Head bits: the last phase derived; reserved bytes in 4 KiB units.
+const DERIVED: u8 = 4;
+const IN_4K: u8 = 8;
+
+#[test]
+fn invalid_kind_and_no_phase_buckets_of_a_few_records_are_the_same() {
+    let canonical: &[u8] = &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01];
+    // Kind slot 2, the invalid-kind bucket: 3 bytes in 1 allocation.
+    let invalid: &[u8] = &[2, 1, 100, 0b111, 10, 1, 5, 1, 3, 1, 0, 0b01];
+    // The no-phase slot: 5 bytes (P derives 10).
+    let no_phase: &[u8] = &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b11, 5];
+    // A corrupt one: bit 3 is past the invalid-kind bucket.
+    let past: &[u8] = &[2, 1, 100, 0b1011, 10, 1, 5, 1, 0, 0b01];
+    let mut records: Vec<(u8, &[u8])> = vec![(IN_4K | DERIVED, canonical); 3000];
+    for at in [1, 1700, 2998] {
+        records[at].1 = invalid;
+    }
+    for at in [2, 1701, 2999] {
+        records[at].1 = no_phase;
+    }
+    let path = hand_made("buckets.jas", &records);
+    let stats = collect_one_thread(&[path.clone()]).unwrap();
+    assert!(stats.kinds.iter().any(|k| k.name == jitarena::counters::INVALID_KIND_NAME));
+    assert!(stats.phases.iter().any(|p| p.name == jitarena::counters::NO_PHASE_NAME));
+    same("buckets", &[path.clone(), path.clone()]);
+    // Only near the end (the adding thread's records, most likely).
+    let mut late: Vec<(u8, &[u8])> = vec![(IN_4K | DERIVED, canonical); 3000];
+    late[2998].1 = invalid;
+    late[2999].1 = no_phase;
+    same("late-buckets", &[hand_made("late-buckets.jas", &late)]);
+    // A corrupt record in either thread's batch, then a corrupt head in a later file.
+    for at in [5, 1500, 2999] {
+        let mut corrupt = vec![(IN_4K | DERIVED, canonical); 3000];
+        corrupt[at].1 = past;
+        let bad = hand_made(&format!("past-{at}.jas"), &corrupt);
+        let mut bytes = std::fs::read(&path).unwrap();
+        put_frame(&mut bytes, 3, &[0, 0, 50, 0]);
+        let head = tmp("bad-head.jas");
+        std::fs::write(&head, bytes).unwrap();
+        let inputs = [path.clone(), bad, head];
+        let want = collect_one_thread(&inputs).unwrap_err();
+        assert!(want.message.contains("outside its schema"), "{}", want.message);
+        same(&format!("past-{at}"), &inputs);
+    }
 }
