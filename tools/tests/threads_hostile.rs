@@ -113,13 +113,25 @@ fn long_names_empty_logs_and_directories_are_the_same() {
     let big = "x".repeat(3 << 20);
     let records: Vec<_> = (0..6u64)
         .map(|i| {
-            let name = if i % 2 == 0 { format!("{big}{i}") } else { format!("M{i}") };
-            (Arc::clone(&s), name, "T".into(), counts(vec![(1, 5 + i, 1)], vec![(0, 5 + i)]))
+            let name = if i % 2 == 0 {
+                format!("{big}{i}")
+            } else {
+                format!("M{i}")
+            };
+            (
+                Arc::clone(&s),
+                name,
+                "T".into(),
+                counts(vec![(1, 5 + i, 1)], vec![(0, 5 + i)]),
+            )
         })
         .collect();
     let long = written("long.jas", &records);
     let empty = written("empty.jas", &[]);
-    same("long", &[empty.clone(), long.clone(), empty.clone(), long.clone()]);
+    same(
+        "long",
+        &[empty.clone(), long.clone(), empty.clone(), long.clone()],
+    );
     let dir = tmp("shards");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(&empty, dir.join("s0.jas")).unwrap();
@@ -135,9 +147,18 @@ fn totals_overflowing_only_when_both_threads_add_up_are_the_same() {
     let build = |large: u64| -> Vec<_> {
         (0..4000u64)
             .map(|i| {
-                let b = if [10, 1500, 2900, 3990].contains(&i) { large } else { 1 };
+                let b = if [10, 1500, 2900, 3990].contains(&i) {
+                    large
+                } else {
+                    1
+                };
                 let c = counts(vec![(0, 2, 1), (1, b, 1)], vec![(0, 2), (1, b)]);
-                (Arc::clone(&s), format!("N.C:M{i}"), format!("T{}", i % 3), c)
+                (
+                    Arc::clone(&s),
+                    format!("N.C:M{i}"),
+                    format!("T{}", i % 3),
+                    c,
+                )
             })
             .collect()
     };
@@ -194,8 +215,14 @@ fn invalid_kind_and_no_phase_buckets_of_a_few_records_are_the_same() {
     }
     let path = hand_made("buckets.jas", &records);
     let stats = collect_one_thread(&[path.clone()]).unwrap();
-    assert!(stats.kinds.iter().any(|k| k.name == jitarena::counters::INVALID_KIND_NAME));
-    assert!(stats.phases.iter().any(|p| p.name == jitarena::counters::NO_PHASE_NAME));
+    assert!(stats
+        .kinds
+        .iter()
+        .any(|k| k.name == jitarena::counters::INVALID_KIND_NAME));
+    assert!(stats
+        .phases
+        .iter()
+        .any(|p| p.name == jitarena::counters::NO_PHASE_NAME));
     same("buckets", &[path.clone(), path.clone()]);
     // Only near the end (the adding thread's records, most likely).
     let mut late: Vec<(u8, &[u8])> = vec![(IN_4K | DERIVED, canonical); 3000];
@@ -213,7 +240,11 @@ fn invalid_kind_and_no_phase_buckets_of_a_few_records_are_the_same() {
         std::fs::write(&head, bytes).unwrap();
         let inputs = [path.clone(), bad, head];
         let want = collect_one_thread(&inputs).unwrap_err();
-        assert!(want.message.contains("outside its schema"), "{}", want.message);
+        assert!(
+            want.message.contains("outside its schema"),
+            "{}",
+            want.message
+        );
         same(&format!("past-{at}"), &inputs);
     }
 }
