@@ -214,7 +214,7 @@ fn invalid_kind_and_no_phase_buckets_of_a_few_records_are_the_same() {
         records[at].1 = no_phase;
     }
     let path = hand_made("buckets.jas", &records);
-    let stats = collect_one_thread(&[path.clone()]).unwrap();
+    let stats = collect_one_thread(std::slice::from_ref(&path)).unwrap();
     assert!(stats
         .kinds
         .iter()
