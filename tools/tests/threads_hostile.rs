@@ -248,3 +248,38 @@ fn invalid_kind_and_no_phase_buckets_of_a_few_records_are_the_same() {
         same(&format!("past-{at}"), &inputs);
     }
 }
+
+#[test]
+fn a_schema_of_100k_kinds_is_the_same() {
+    const KINDS: usize = 100_000;
+    let mut bytes = header_for(Content::Log, 2).to_vec();
+    let mut p = Vec::new();
+    put_varint(&mut p, 0);
+    put_varint(&mut p, KINDS as u64);
+    for k in 0..KINDS {
+        put_str(&mut p, &format!("K{k}"));
+    }
+    put_varint(&mut p, 1);
+    put_str(&mut p, "P");
+    put_frame(&mut bytes, 1, &p);
+    for i in 0..20usize {
+        // Reserved 2 x 4 KiB, 1 page, largest 100; one kind of 10 + i bytes; P derived.
+        let mut p = vec![IN_4K | DERIVED, 0, 0];
+        put_str(&mut p, &format!("Ns.C:M{i}"));
+        p.extend_from_slice(&[2, 1, 100]);
+        let mut bitmap = vec![0u8; (KINDS + 1).div_ceil(8)];
+        let k = i * 2477 % KINDS;
+        bitmap[k / 8] |= 1 << (k % 8);
+        p.extend_from_slice(&bitmap);
+        p.extend_from_slice(&[10 + i as u8, 1, 0, 0b01]);
+        put_frame(&mut bytes, 3, &p);
+    }
+    let wide = tmp("wide.jas");
+    std::fs::write(&wide, bytes).unwrap();
+    let canonical: &[u8] = &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01];
+    let narrow = hand_made("narrow.jas", &[(IN_4K | DERIVED, canonical); 30]);
+    let stats = collect_one_thread(std::slice::from_ref(&wide)).unwrap();
+    assert_eq!(stats.methods, 20);
+    let inputs = [narrow, wide];
+    same("wide", &inputs);
+}
