@@ -173,12 +173,17 @@ fn totals_overflowing_only_when_both_threads_add_up_are_the_same() {
 /// A version-2 log of schema (kinds A, B; phase P) whose records are `(head bits, body)`, as
 /// merge_copy.rs makes them: context delta 0, each name written whole.
 fn hand_made(name: &str, records: &[(u8, &[u8])]) -> PathBuf {
+    hand_made_of(name, ["A", "B"], records)
+}
+
+/// [`hand_made`] with the two kinds named `kinds`.
+fn hand_made_of(name: &str, kinds: [&str; 2], records: &[(u8, &[u8])]) -> PathBuf {
     let mut bytes = header_for(Content::Log, 2).to_vec();
     let mut p = Vec::new();
     put_varint(&mut p, 0);
     put_varint(&mut p, 2);
-    put_str(&mut p, "A");
-    put_str(&mut p, "B");
+    put_str(&mut p, kinds[0]);
+    put_str(&mut p, kinds[1]);
     put_varint(&mut p, 1);
     put_str(&mut p, "P");
     put_frame(&mut bytes, 1, &p);
@@ -282,4 +287,31 @@ fn a_schema_of_100k_kinds_is_the_same() {
     assert_eq!(stats.methods, 20);
     let inputs = [narrow, wide];
     same("wide", &inputs);
+}
+
+/// Merge's first pass reads heads only: a record decoded in the second pass alone (its schema
+/// is not the output's) that is corrupt comes after a corrupt record still waiting, unchecked,
+/// in a batch of copies. The first corrupt record is reported, as decoding every record does.
+#[test]
+fn a_corrupt_copy_waiting_in_a_batch_before_a_corrupt_decoded_record_is_reported() {
+    let canonical: &[u8] = &[2, 1, 100, 0b011, 10, 1, 5, 1, 0, 0b01];
+    let past: &[u8] = &[2, 1, 100, 0b1011, 10, 1, 5, 1, 0, 0b01];
+    let short: &[u8] = &[2, 1, 100, 0b011, 10, 1, 5];
+    for at in [0, 1, 2, 6] {
+        let mut copies = vec![(IN_4K | DERIVED, canonical); 7];
+        copies[at].1 = past;
+        let copies = hand_made(&format!("copies-{at}.jas"), &copies);
+        // Kinds B, A: the union is A, B, so these records are decoded, not copied.
+        let other = [(IN_4K | DERIVED, short), (IN_4K | DERIVED, canonical)];
+        let other = hand_made_of("other-order.jas", ["B", "A"], &other);
+        let inputs = [copies, other];
+        let want = merge_decoding(&inputs, &tmp("order-ref.jas"), &Progress::hidden());
+        let want = want.expect_err("corrupt");
+        assert!(
+            want.message.contains("outside its schema"),
+            "{}",
+            want.message
+        );
+        same(&format!("order-{at}"), &inputs);
+    }
 }
