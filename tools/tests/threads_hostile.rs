@@ -233,6 +233,9 @@ fn invalid_kind_and_no_phase_buckets_of_a_few_records_are_the_same() {
     let mut late: Vec<(u8, &[u8])> = vec![(IN_4K | DERIVED, canonical); 3000];
     late[2998].1 = invalid;
     late[2999].1 = no_phase;
+    // Kinds by phase with no entry (kind A of 0 bytes in phase P of 0 bytes), as merge_copy.rs.
+    let by_phase: &[u8] = &[2, 1, 100, 0b001, 0, 1, 0, 0b01, 0b0];
+    late[2997] = (IN_4K | DERIVED | 2, by_phase);
     same("late-buckets", &[hand_made("late-buckets.jas", &late)]);
     // A corrupt record in either thread's batch, then a corrupt head in a later file.
     for at in [5, 1500, 2999] {
