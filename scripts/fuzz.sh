@@ -17,7 +17,7 @@ cargo +nightly fuzz --version >/dev/null 2>&1 || {
   echo "fuzz.sh: needs cargo-fuzz on the nightly toolchain (cargo install cargo-fuzz --locked)" >&2
   exit 2
 }
-targets=(log_reader trace_binary trace_text csv_reader memdiff merge_copy)
+targets=(log_reader trace_binary trace_text csv_reader memdiff merge_copy stats_threads)
 
 trap 'echo "fuzz.sh: line $LINENO failed" >&2' ERR
 
@@ -42,6 +42,7 @@ cp "$seeds/b.txt" "$seeds/real.txt" fuzz/corpus/trace_text/
 cat "$seeds/base.jas" "$seeds/diff.jas" >fuzz/corpus/memdiff/gen-base-diff
 cat "$seeds/a.jas" "$seeds/real.jas" >fuzz/corpus/memdiff/replayed-a-real
 cp fuzz/corpus/memdiff/gen-base-diff fuzz/corpus/memdiff/replayed-a-real fuzz/corpus/merge_copy/
+cp fuzz/corpus/memdiff/gen-base-diff fuzz/corpus/memdiff/replayed-a-real fuzz/corpus/stats_threads/
 # A per-method CSV as the .NET replay tool writes it, from the dumps of the two generated logs
 # (same methods, in the same order): context, name, tier, base bytes, diff bytes.
 row='s/^([^,]*),([^,]*),("[^"]*"|[^,]*),([0-9]+),.*/'
