@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes jitarena's readers with cargo-fuzz (libFuzzer, AddressSanitizer, debug assertions):
-# the stats-log reader, the binary and text trace readers, the CSV bridge, and memdiff of two
-# logs. Seeds are made by `jitarena gen` and `replay` (and a slice of a real trace) into
+# the stats-log reader, the binary and text trace readers, the CSV bridge, memdiff of two logs,
+# merge (copying against decoding) and stats (two threads against one). Seeds are made by `jitarena gen` and `replay` (and a slice of a real trace) into
 # fuzz/corpus/TARGET, which libFuzzer then grows.
 #
 #   scripts/fuzz.sh [SECONDS]     # each target for SECONDS (default 60); exit 1 on any crash,
