@@ -198,7 +198,7 @@ fn a_corrupt_log_through_a_pipe_gives_the_files_error() {
     bytes[at] ^= 0x55;
     let corrupt = tmp("pipe-corrupt.jas");
     std::fs::write(&corrupt, &bytes).unwrap();
-    let want = collect_one_thread(&[corrupt.clone()]).unwrap_err();
+    let want = collect_one_thread(std::slice::from_ref(&corrupt)).unwrap_err();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jitarena"))
         .args(["stats", "/dev/stdin"])
         .stdin(std::process::Stdio::piped())
