@@ -223,6 +223,13 @@ impl OutputFile {
 
 impl Drop for OutputFile {
     fn drop(&mut self) {
+        // Its writers are gone (they borrow the file): the writeback thread ends once its
+        // channel is closed. Waiting for it leaves no thread behind a failed or dropped output
+        // (its thread-local state would outlive the run that made it).
+        if let Some(Writeback { ask, thread }) = self.writeback.take() {
+            drop(ask);
+            let _ = thread.join();
+        }
         if !self.committed {
             let _ = std::fs::remove_file(&self.temp);
         }
