@@ -628,6 +628,9 @@ pub(crate) struct Scalars {
     pub(crate) reserved_bytes: u64,
     pub(crate) page_count: u64,
     pub(crate) largest_alloc: u64,
+    /// The sums of the kinds' bytes and allocations (each fits: a record whose kinds add up
+    /// to more than 2^64 - 1 is refused).
+    pub(crate) kind_sums: (u64, u64),
 }
 
 impl Scalars {
@@ -672,7 +675,7 @@ fn decode_lists<'a, S: Sink>(
     let (bitmap, n) = read_bitmap(&mut p, kind_count + 1, (2, 0), KIND_OUTSIDE)?;
     // `n` is bounded by the bytes left (read_bitmap): reserving follows the bytes read.
     sink.kinds(n);
-    let (total, _, overflow) = read_kinds(&mut p, bitmap, sink)?;
+    let (total, count_sum, overflow) = read_kinds(&mut p, bitmap, sink)?;
     if overflow {
         return Err(Malformed(
             "its byte or allocation counts add up to more than 2^64 - 1",
@@ -700,6 +703,7 @@ fn decode_lists<'a, S: Sink>(
         reserved_bytes,
         page_count,
         largest_alloc,
+        kind_sums: (total, count_sum),
     };
     Ok((scalars, p))
 }

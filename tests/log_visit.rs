@@ -2,7 +2,7 @@
 //! kinds by phase and other fields for every record of version-2 logs (several schemas, one of
 //! more than 64 kinds and phases, kinds by phase, derived phases) and of the checked-in
 //! version-1 log, and the same error, word for word, for every record damaged by changing one
-//! byte of it or adding one.
+//! byte of it or adding one. The sums handed over last are those of the kinds.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +23,9 @@ struct Collect {
     started: bool,
     early: bool,
     counts: MethodCounts,
+    /// What `sums` was handed, and whether anything came after it.
+    sums: Option<(u64, u64)>,
+    late: bool,
 }
 
 impl CountsVisitor for Collect {
@@ -32,15 +35,22 @@ impl CountsVisitor for Collect {
     }
     fn kind(&mut self, slot: u32, bytes: u64, count: u64) {
         self.early |= !self.started;
+        self.late |= self.sums.is_some();
         self.counts.kinds.push((slot, bytes, count));
     }
     fn phase(&mut self, slot: u32, bytes: u64) {
         self.early |= !self.started;
+        self.late |= self.sums.is_some();
         self.counts.phases.push((slot, bytes));
     }
     fn phase_kind(&mut self, phase: u32, kind: u32, bytes: u64) {
         self.early |= !self.started;
+        self.late |= self.sums.is_some();
         self.counts.phase_kind_bytes.push((phase, kind, bytes));
+    }
+    fn sums(&mut self, bytes: u64, allocations: u64) {
+        assert!(self.sums.is_none(), "sums come once");
+        self.sums = Some((bytes, allocations));
     }
 }
 
@@ -57,6 +67,13 @@ fn visit_all(path: &Path) -> Result<Vec<MethodRecord>, Error> {
         let mut v = Collect::default();
         reader.visit_current(&mut record, &mut v)?;
         assert!(v.started && !v.early, "start comes first");
+        assert!(!v.late, "sums come last");
+        let want: (u64, u64) = v
+            .counts
+            .kinds
+            .iter()
+            .fold((0, 0), |(b, n), k| (b + k.1, n + k.2));
+        assert_eq!(v.sums, Some(want), "the sums of the kinds handed over");
         let c = &record.counts;
         assert!(c.kinds.is_empty() && c.phases.is_empty() && c.phase_kind_bytes.is_empty());
         let mut r = record.clone();

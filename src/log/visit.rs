@@ -24,6 +24,11 @@ pub trait CountsVisitor {
     /// An entry of kinds by phase (phase slot, kind slot, bytes), after every phase, sorted by
     /// phase then kind.
     fn phase_kind(&mut self, phase: u32, kind: u32, bytes: u64);
+    /// Called last: the sums of the record's kinds' bytes and allocations. Each is at most
+    /// 2^64 - 1 (a record whose kinds add up to more is refused as corrupt).
+    fn sums(&mut self, bytes: u64, allocations: u64) {
+        let _ = (bytes, allocations);
+    }
 }
 
 /// A visitor as the decoder's sink.
@@ -51,6 +56,11 @@ fn replay<V: CountsVisitor>(c: &MethodCounts, v: &mut V) {
     for &(phase, kind, bytes) in &c.phase_kind_bytes {
         v.phase_kind(phase, kind, bytes);
     }
+    // Decoding refused a record whose sums pass 2^64 - 1: these cannot wrap.
+    let (bytes, allocations) = c.kinds.iter().fold((0u64, 0u64), |(b, n), k| {
+        (b.wrapping_add(k.1), n.wrapping_add(k.2))
+    });
+    v.sums(bytes, allocations);
 }
 
 impl LogReader {
@@ -129,6 +139,7 @@ pub(super) fn visit_v2<V: CountsVisitor>(
     }
     v.start(record);
     let scalars = record::decode_into_sink(payload, head, kinds, phases, &mut Visiting(v))?;
+    v.sums(scalars.kind_sums.0, scalars.kind_sums.1);
     let c = &mut record.counts;
     scalars.set(c);
     c.kinds.clear();

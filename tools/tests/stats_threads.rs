@@ -181,6 +181,9 @@ fn an_overflowing_total_gives_one_threads_error() {
     let inputs = [written("overflow.jas", &records)];
     let want = collect_one_thread(&inputs).unwrap_err();
     assert!(want.message.contains("overflow.jas"), "{}", want.message);
+    // The kind's total is the first sum to pass 2^64 - 1 (before the phase's and the total
+    // bytes requested, which pass it with the same record).
+    assert!(want.message.contains("bytes of a kind"), "{}", want.message);
     for batch in [1, 2, 3, 7, 1024] {
         let got = collect_in_batches(&inputs, batch).unwrap_err();
         assert_eq!(got.message, want.message, "batches of {batch}");

@@ -249,16 +249,15 @@ struct Last {
 }
 
 /// Adds a record's kinds to their totals as [`LogReader::visit_current`] decodes them,
-/// without a check each: the record's sums tell whether any total overflowed. Keeps its
-/// phases and kinds by phase in [`Last`].
+/// without a check each: a kind's total is at most the sum of every record's bytes (or
+/// allocations) added, so none can have wrapped while [`Stats::bytes`] and
+/// [`Stats::allocations`] can take the record's sums ([`Accumulator::may_have_wrapped`]).
+/// Keeps its phases and kinds by phase in [`Last`].
 struct Adding<'a> {
     acc: &'a mut Accumulator,
     last: &'a mut Last,
-    /// The record's bytes and allocations.
-    bytes: u128,
-    allocations: u128,
-    /// Whether a kind's total passed 2^64 - 1 (it wrapped).
-    overflow: bool,
+    /// The sums of the record's kinds' bytes and allocations.
+    sums: (u64, u64),
 }
 
 impl<'a> Adding<'a> {
@@ -266,9 +265,7 @@ impl<'a> Adding<'a> {
         Adding {
             acc,
             last,
-            bytes: 0,
-            allocations: 0,
-            overflow: false,
+            sums: (0, 0),
         }
     }
 }
@@ -283,13 +280,7 @@ impl CountsVisitor for Adding<'_> {
     #[inline(always)]
     fn kind(&mut self, slot: u32, bytes: u64, count: u64) {
         let cell = self.acc.kind_cell(&self.last.kind_map, slot);
-        let (sum_b, o1) = cell.0.overflowing_add(bytes);
-        let (sum_n, o2) = cell.1.overflowing_add(count);
-        *cell = (sum_b, sum_n);
-        self.overflow |= o1 | o2;
-        // At most 2^32 kinds of at most 2^64 - 1 each: no wrap in 128 bits.
-        self.bytes += u128::from(bytes);
-        self.allocations += u128::from(count);
+        *cell = (cell.0.wrapping_add(bytes), cell.1.wrapping_add(count));
     }
 
     fn phase(&mut self, slot: u32, bytes: u64) {
@@ -298,6 +289,10 @@ impl CountsVisitor for Adding<'_> {
 
     fn phase_kind(&mut self, phase: u32, kind: u32, bytes: u64) {
         self.last.record_phase_kinds.push((phase, kind, bytes));
+    }
+
+    fn sums(&mut self, bytes: u64, allocations: u64) {
+        self.sums = (bytes, allocations);
     }
 }
 
@@ -340,15 +335,15 @@ impl Accumulator {
     ) -> Result<(), Error> {
         let mut adding = Adding::new(self, last);
         reader.visit_current(r, &mut adding)?;
-        let (bytes, allocations, overflow) = (adding.bytes, adding.allocations, adding.overflow);
-        if overflow {
-            // A kind's total passed 2^64 - 1: take this record's kinds back and add them again
-            // one by one, so that the error is the first sum to overflow.
+        let sums = adding.sums;
+        if self.may_have_wrapped(sums) {
+            // A kind's total may have passed 2^64 - 1: take this record's kinds back and add
+            // them again one by one, so that the error is the first sum to overflow.
             let mut whole = r.clone();
             reader.decode_current(&mut whole)?;
             self.add_kinds_checked(&whole.counts, &last.kind_map, path)?;
         }
-        self.add(r, (bytes, allocations), last, path, at)
+        self.add(r, sums, last, path, at)
     }
 
     /// Adds the records of `batch`, the first of them the `first`th of the logs. A kind's
@@ -365,12 +360,11 @@ impl Accumulator {
         for (i, at) in (0..batch.len()).zip(first..) {
             let mut adding = Adding::new(self, last);
             batch.visit(i, &mut r, &mut adding)?;
-            let (bytes, allocations, overflow) =
-                (adding.bytes, adding.allocations, adding.overflow);
-            if overflow {
+            let sums = adding.sums;
+            if self.may_have_wrapped(sums) {
                 return Err(sum_too_large(path, "bytes or allocations of a kind"));
             }
-            self.add(&r, (bytes, allocations), last, path, at)?;
+            self.add(&r, sums, last, path, at)?;
         }
         Ok(())
     }
@@ -507,7 +501,7 @@ impl Accumulator {
     fn add(
         &mut self,
         r: &MethodRecord,
-        (bytes, allocations): (u128, u128),
+        (bytes, allocations): (u64, u64),
         last: &mut Last,
         path: &Path,
         at: u64,
@@ -531,9 +525,6 @@ impl Accumulator {
             let cell = self.phase_kinds.entry(key).or_default();
             add_checked(cell, bytes, path, "bytes of a kind in a phase")?;
         }
-        let bytes = u64::try_from(bytes).map_err(|_| sum_too_large(path, "bytes of a method"))?;
-        let allocations = u64::try_from(allocations)
-            .map_err(|_| sum_too_large(path, "allocations of a method"))?;
         let s = &mut self.stats;
         s.methods += 1;
         add_checked(&mut s.bytes, bytes, path, "bytes requested")?;
@@ -596,6 +587,14 @@ impl Accumulator {
             add_checked(&mut cell.1, n, path, "allocations of a kind")?;
         }
         Ok(())
+    }
+
+    /// Whether adding a record whose kinds sum to `sums` (bytes, allocations) may have wrapped
+    /// a kind's total: each total is at most the sum of every record added, which
+    /// [`Stats::bytes`] and [`Stats::allocations`] hold until one of them passes 2^64 - 1.
+    fn may_have_wrapped(&self, (bytes, allocations): (u64, u64)) -> bool {
+        self.stats.bytes.checked_add(bytes).is_none()
+            || self.stats.allocations.checked_add(allocations).is_none()
     }
 
     /// The totals of the kind at `slot` of a record's schema (`kind_map` maps it to the union).
