@@ -7,7 +7,7 @@ use std::ptr;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::*;
-use crate::sys::{jitarena_head, JITARENA_E_INTERNAL, JITARENA_E_NULL, JITARENA_E_STATE};
+use crate::sys::{JITARENA_E_NULL, JITARENA_E_STATE};
 
 /// Taken by every test here that creates an arena: a test that destroys one then checks the
 /// dangling pointer must not see another test's new arena land at the same address.
@@ -120,6 +120,7 @@ fn destroy_refuses_an_arena_that_a_rust_owner_frees() {
 #[cfg(debug_assertions)]
 #[test]
 fn a_panic_on_the_slow_path_is_recorded_on_the_arena() {
+    use crate::sys::{jitarena_head, JITARENA_E_INTERNAL};
     let _serial = serial();
     let arena = make_arena();
     let head = arena.cast::<jitarena_head>();
