@@ -12,6 +12,11 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorCode};
 
+mod pairs;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use pairs::Pext;
+pub(crate) use pairs::{PairReader, Portable};
+
 /// The first 8 bytes of every jitarena file.
 pub const MAGIC: &[u8; 8] = b"JITARENA";
 /// Length of the file header: magic, content kind, version, two reserved bytes.
