@@ -1,26 +1,19 @@
 //! memdiff: the real traces' known growth, injected regressions, the gate, one-sided methods,
 //! shards, bad inputs, the CSV bridge, and the report files against expected ones.
 
+mod common;
+
 mod real;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::{cli, s, tmp};
 use jitarena_tools::cli::{gen_log, gen_trace};
 use jitarena_tools::diff::{self, DiffOptions, MemDiff, Thresholds};
 use jitarena_tools::gen::{GenOptions, Generator};
 use jitarena_tools::harness::{self, ReplayOptions};
 use jitarena_tools::report;
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("memdiff");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A stats log of `methods` generated methods, straight from the model.
 fn log(name: &str, seed: u64, methods: u64, scale: &[(&str, f64)]) -> PathBuf {
@@ -76,18 +69,6 @@ fn kind<'a>(d: &'a MemDiff, name: &str) -> &'a diff::Delta {
 
 fn pct(b: u64, d: u64) -> f64 {
     diff::pct_change(b, d).unwrap()
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
 }
 
 #[test]

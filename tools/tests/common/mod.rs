@@ -15,9 +15,15 @@ use jitarena::{MethodCounts, Schema};
 use jitarena_tools::cli::gen_log;
 use jitarena_tools::gen::{GenOptions, Generator};
 
-/// `name` in the test crate's own temporary directory (made if missing).
+/// `name` in the test crate's own temporary directory, named after the crate (made if missing).
 pub fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(env!("CARGO_CRATE_NAME"));
+    tmp_in(env!("CARGO_CRATE_NAME"), name)
+}
+
+/// `name` in the temporary directory `dir` (made if missing), for a test crate whose name is
+/// taken there by a file.
+pub fn tmp_in(dir: &str, name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
