@@ -6,25 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{cli, s, tmp};
-use jitarena_tools::cli::gen_log;
-use jitarena_tools::gen::{GenOptions, Generator};
-
-/// Writes a generated stats log of `methods` methods to `path` (creating its directory).
-fn log_at(path: &Path, seed: u64, methods: u64, scale: &[(&str, f64)]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let scale = scale.iter().map(|(k, p)| (k.to_string(), *p)).collect();
-    gen_log(
-        &Generator::new(GenOptions {
-            seed,
-            methods,
-            scale,
-        })
-        .unwrap(),
-        path,
-    )
-    .unwrap();
-}
+use common::{cli, log_at, s, tmp};
 
 const NAMES: [&str; 3] = ["benchmarks.run", "libraries.pmi", "realworld.run"];
 

@@ -73,16 +73,26 @@ pub fn fails(args: &[&str]) -> String {
     err
 }
 
-/// A generated log of `methods` methods at [`tmp`]`(name)`, kinds scaled by `scale`.
-pub fn generated(name: &str, seed: u64, methods: u64, scale: &[(&str, f64)]) -> PathBuf {
-    let path = tmp(name);
-    let generator = Generator::new(GenOptions {
+/// The generator of `methods` methods from `seed`, kinds scaled by `scale` (percent).
+pub fn generator(seed: u64, methods: u64, scale: &[(&str, f64)]) -> Generator {
+    Generator::new(GenOptions {
         seed,
         methods,
         scale: scale.iter().map(|&(k, p)| (k.to_string(), p)).collect(),
     })
-    .unwrap();
-    gen_log(&generator, &path).unwrap();
+    .unwrap()
+}
+
+/// Writes a generated log of [`generator`] to `path` (creating its directory).
+pub fn log_at(path: &Path, seed: u64, methods: u64, scale: &[(&str, f64)]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    gen_log(&generator(seed, methods, scale), path).unwrap();
+}
+
+/// A generated log of [`generator`] at [`tmp`]`(name)`.
+pub fn generated(name: &str, seed: u64, methods: u64, scale: &[(&str, f64)]) -> PathBuf {
+    let path = tmp(name);
+    log_at(&path, seed, methods, scale);
     path
 }
 
