@@ -73,10 +73,11 @@ impl Counted<'_> {
     }
 }
 
-/// Opens each log of `paths` in turn with `open` (whose error names the file), its stage on
-/// `progress` `{pass}file i/n`, and calls `f` with it and its record count, which `f` ticks
-/// once a record. Returns the readers' warnings; the first error ends the loop, the records
-/// of the failing file not yet counted left uncounted.
+/// Opens each log of `paths` in turn with `open` (whose error names the file), the stage on
+/// `progress` `{pass}file i/n`, and calls `f` with its path, its reader and its count of
+/// records, which `f` ticks ([`Counted::one`]) once a record read. Returns the readers'
+/// warnings. The first error ends the loop: the failing file's records not yet counted are
+/// left uncounted, as are its warnings.
 fn each_log<E: From<Error>>(
     paths: &[PathBuf],
     progress: &Progress,

@@ -1,6 +1,7 @@
 //! Helpers shared by the tests of the `jitarena` tools: temporary files, running the command,
 //! and logs made for a test (generated, written by the library's writer, or made by hand).
-//! Each test crate includes this module with `mod common;`.
+//! Each test crate that needs them includes this module with `mod common;` (`readers`, a
+//! crate of several files, with `#[path]`).
 // Each test crate uses a subset of these helpers: the rest are dead code in that crate.
 #![allow(dead_code)]
 
