@@ -34,27 +34,67 @@ fn each_record(
     pass: &str,
     mut f: impl FnMut(&Path, &MethodRecord) -> Result<(), Error>,
 ) -> Result<Vec<String>, Error> {
-    let mut warnings = Vec::new();
-    // One record, its buffers reused from record to record.
-    let mut record = MethodRecord {
+    let mut record = blank_record();
+    let open = LogReader::open;
+    each_log(paths, progress, pass, open, |path, reader, read| {
+        while reader.next_into(&mut record)? {
+            f(path, &record)?;
+            read.one();
+        }
+        Ok(())
+    })
+}
+
+/// A record to decode into, its buffers reused from record to record.
+fn blank_record() -> MethodRecord {
+    MethodRecord {
         schema: Arc::new(jitarena::counters::Schema::default()),
         info: jitarena::log::MethodInfo::default(),
         counts: MethodCounts::default(),
-    };
+    }
+}
+
+/// Records read from one file, counted on a [`Progress`] in batches: a record takes about a
+/// microsecond, a count a clock reading.
+struct Counted<'a> {
+    progress: &'a Progress,
+    uncounted: u64,
+}
+
+impl Counted<'_> {
+    /// One more record read.
+    #[inline]
+    fn one(&mut self) {
+        self.uncounted += 1;
+        if self.uncounted == 1024 {
+            self.progress.add(self.uncounted);
+            self.uncounted = 0;
+        }
+    }
+}
+
+/// Opens each log of `paths` in turn with `open` (whose error names the file), the stage on
+/// `progress` `{pass}file i/n`, and calls `f` with its path, its reader and its count of
+/// records, which `f` ticks ([`Counted::one`]) once a record read. Returns the readers'
+/// warnings. The first error ends the loop: the failing file's records not yet counted are
+/// left uncounted, as are its warnings.
+fn each_log<E: From<Error>>(
+    paths: &[PathBuf],
+    progress: &Progress,
+    pass: &str,
+    open: fn(&Path) -> Result<LogReader, Error>,
+    mut f: impl FnMut(&Path, &mut LogReader, &mut Counted) -> Result<(), E>,
+) -> Result<Vec<String>, E> {
+    let mut warnings = Vec::new();
     for (i, path) in paths.iter().enumerate() {
         progress.set_stage(format!("{pass}file {}/{}", i + 1, paths.len()));
-        let mut reader = LogReader::open(path)?;
-        // Counted in batches: a record takes about a microsecond, a count a clock reading.
-        let mut uncounted = 0;
-        while reader.next_into(&mut record)? {
-            f(path, &record)?;
-            uncounted += 1;
-            if uncounted == 1024 {
-                progress.add(uncounted);
-                uncounted = 0;
-            }
-        }
-        progress.add(uncounted);
+        let mut reader = open(path)?;
+        let mut read = Counted {
+            progress,
+            uncounted: 0,
+        };
+        f(path, &mut reader, &mut read)?;
+        progress.add(read.uncounted);
         warnings.extend(reader.warnings().iter().cloned());
     }
     Ok(warnings)
@@ -87,6 +127,11 @@ enum Pass1 {
     Heads,
 }
 
+/// The stage of a merge's first pass, before the file's number.
+const PASS_1: &str = "schemas (pass 1/2), ";
+/// The stage of a merge's second pass, before the file's number.
+const PASS_2: &str = "records (pass 2/2), ";
+
 /// The schemas of the records of these logs, in order, each time it changes.
 fn schemas_of(
     paths: &[PathBuf],
@@ -95,27 +140,17 @@ fn schemas_of(
     mut f: impl FnMut(&Arc<jitarena::counters::Schema>),
 ) -> Result<(), Error> {
     if pass1 == Pass1::Decode {
-        return each_record(paths, progress, "schemas (pass 1/2), ", |_, r| {
+        return each_record(paths, progress, PASS_1, |_, r| {
             f(&r.schema);
             Ok(())
         })
         .map(drop);
     }
-    let mut record = MethodRecord {
-        schema: Arc::new(jitarena::counters::Schema::default()),
-        info: jitarena::log::MethodInfo::default(),
-        counts: MethodCounts::default(),
-    };
-    for (i, path) in paths.iter().enumerate() {
-        progress.set_stage(format!(
-            "schemas (pass 1/2), file {}/{}",
-            i + 1,
-            paths.len()
-        ));
-        // The second pass checks every record's checksum; this one only reads heads. Any error
-        // here makes the merge read again with `Pass1::Decode`, whose error is the one shown.
-        let mut reader = LogReader::open_again(path)?;
-        let mut uncounted = 0;
+    let mut record = blank_record();
+    // The second pass checks every record's checksum; this one only reads heads. Any error
+    // here makes the merge read again with `Pass1::Decode`, whose error is the one shown.
+    let open = LogReader::open_again;
+    each_log(paths, progress, PASS_1, open, |_, reader, read| {
         while reader.next_raw()? {
             match reader.current_schema()? {
                 Some(schema) => f(schema),
@@ -124,15 +159,11 @@ fn schemas_of(
                     f(&record.schema);
                 }
             }
-            uncounted += 1;
-            if uncounted == 1024 {
-                progress.add(uncounted);
-                uncounted = 0;
-            }
+            read.one();
         }
-        progress.add(uncounted);
-    }
-    Ok(())
+        Ok(())
+    })
+    .map(drop)
 }
 
 /// The union of the schemas of these logs: the first half of the files on another thread, the
@@ -321,22 +352,12 @@ fn records_one_thread(
     let buffered = std::io::BufWriter::with_capacity(MERGE_BUFFER, file.writer(WRITEBACK_EVERY));
     let mut writer = LogWriter::new(buffered).map_err(io)?;
     let mut counts = MethodCounts::default();
-    let mut record = MethodRecord {
-        schema: Arc::new(jitarena::counters::Schema::default()),
-        info: jitarena::log::MethodInfo::default(),
-        counts: MethodCounts::default(),
-    };
-    let (mut n, mut copied, mut warnings) = (0, 0, Vec::new());
+    let mut record = blank_record();
+    let (mut n, mut copied) = (0, 0);
     let mut output = OutputSchema::new(schema);
-    for (i, path) in paths.iter().enumerate() {
-        progress.set_stage(format!(
-            "records (pass 2/2), file {}/{}",
-            i + 1,
-            paths.len()
-        ));
-        let mut reader = LogReader::open(path)?;
+    let open = LogReader::open;
+    let warnings = each_log(paths, progress, PASS_2, open, |path, reader, read| {
         output.next_file();
-        let mut uncounted = 0;
         while reader.next_raw()? {
             let copied = match reader.current_schema()? {
                 Some(s) if copy && output.is_output(s) => match reader.current_copyable() {
@@ -361,15 +382,10 @@ fn records_one_thread(
                     .map_err(io)?;
             }
             n += 1;
-            uncounted += 1;
-            if uncounted == 1024 {
-                progress.add(uncounted);
-                uncounted = 0;
-            }
+            read.one();
         }
-        progress.add(uncounted);
-        warnings.extend(reader.warnings().iter().cloned());
-    }
+        Ok(())
+    })?;
     writer
         .finish()
         .and_then(|w| w.into_inner().map_err(|e| e.into_error()))

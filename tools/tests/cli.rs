@@ -1,46 +1,12 @@
 //! The `jitarena` command, run as a user runs it: gen, replay, stats, dump, merge, and the
 //! errors and exit codes on bad input.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn jitarena(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .args(args)
-        .output()
-        .expect("run jitarena")
-}
-
-/// Runs and expects success; returns standard output.
-fn ok(args: &[&str]) -> String {
-    let out = jitarena(args);
-    assert!(
-        out.status.success(),
-        "jitarena {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Runs and expects exit code 2; returns standard error.
-fn fails(args: &[&str]) -> String {
-    let out = jitarena(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "jitarena {args:?}: {err}");
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{fails, jitarena, ok, s, tmp};
 
 #[test]
 fn gen_is_deterministic_for_a_seed() {

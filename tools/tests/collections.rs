@@ -2,49 +2,11 @@
 //! of the gate (one-sided collections, missed methods, no match, logs cut short), the summary's
 //! ranges and significance rule, and the checked-in summary of three collections.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use jitarena_tools::cli::gen_log;
-use jitarena_tools::gen::{GenOptions, Generator};
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("collections");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// Writes a generated stats log of `methods` methods to `path` (creating its directory).
-fn log_at(path: &Path, seed: u64, methods: u64, scale: &[(&str, f64)]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let scale = scale.iter().map(|(k, p)| (k.to_string(), *p)).collect();
-    gen_log(
-        &Generator::new(GenOptions {
-            seed,
-            methods,
-            scale,
-        })
-        .unwrap(),
-        path,
-    )
-    .unwrap();
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use common::{cli, log_at, s, tmp};
 
 const NAMES: [&str; 3] = ["benchmarks.run", "libraries.pmi", "realworld.run"];
 

@@ -2,15 +2,12 @@
 //! byte order mark, quoted fields, newlines inside quotes, numbers at and past 2^64, NaN,
 //! negative numbers, empty cells, and errors that name the file and line.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::tmp;
 use jitarena_tools::diff::{self, DiffOptions, MemDiff};
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("csv_edges");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 fn write(name: &str, text: &[u8]) -> PathBuf {
     let path = tmp(name);

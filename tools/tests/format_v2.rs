@@ -2,18 +2,14 @@
 //! writer) dumps as it always did, `merge` converts it to version 2 with the same dump, and
 //! kinds by phase go through `merge` and `dump --format jsonl`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
+use common::{ok, tmp};
 use jitarena::log::{self, LogWriter};
 use jitarena::{MethodCounts, Schema};
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("format_v2");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// `tests/data/` of the library crate (the repository root).
 fn data(name: &str) -> PathBuf {
@@ -22,43 +18,29 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn run(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn a_version_1_log_dumps_as_before_and_merge_converts_it() {
     let v1 = data("v1.jas");
     let v1 = v1.to_str().unwrap();
     for (format, expected) in [("jsonl", "v1.jsonl"), ("csv", "v1.csv")] {
         let want = std::fs::read_to_string(data(expected)).unwrap();
-        assert_eq!(run(&["dump", "--format", format, v1]), want, "{format}");
+        assert_eq!(ok(&["dump", "--format", format, v1]), want, "{format}");
     }
     let v2 = tmp("converted.jas");
-    run(&["merge", "-o", v2.to_str().unwrap(), v1]);
+    ok(&["merge", "-o", v2.to_str().unwrap(), v1]);
     let bytes = std::fs::read(&v2).unwrap();
     assert_eq!(bytes[9], 2, "merge writes version 2");
     let old = std::fs::metadata(v1).unwrap().len() as usize;
     assert!(bytes.len() * 10 < old * 8, "{} vs {old} bytes", bytes.len());
     for (format, expected) in [("jsonl", "v1.jsonl"), ("csv", "v1.csv")] {
         let want = std::fs::read_to_string(data(expected)).unwrap();
-        let got = run(&["dump", "--format", format, v2.to_str().unwrap()]);
+        let got = ok(&["dump", "--format", format, v2.to_str().unwrap()]);
         assert_eq!(got, want, "{format} after conversion");
     }
     // The stats of both versions agree.
     assert_eq!(
-        run(&["stats", "--json", v1]),
-        run(&["stats", "--json", v2.to_str().unwrap()])
+        ok(&["stats", "--json", v1]),
+        ok(&["stats", "--json", v2.to_str().unwrap()])
     );
 }
 
@@ -85,7 +67,7 @@ fn kinds_by_phase_go_through_merge_and_dump() {
     let merged = tmp("merged.jas");
     let mut args = vec!["merge", "-o", merged.to_str().unwrap()];
     args.extend(shards.iter().map(|p| p.to_str().unwrap()));
-    run(&args);
+    ok(&args);
     let (records, _) = log::read_all(&merged).unwrap();
     // Union: kinds A, B; phases P, Q. Shard b's kind 0 is B and its phase 0 is Q.
     assert_eq!(
@@ -96,7 +78,7 @@ fn kinds_by_phase_go_through_merge_and_dump() {
         records[1].counts.phase_kind_bytes,
         [(1, 0, 5), (1, 1, 7), (2, 1, 3)]
     );
-    let dump = run(&["dump", "--format", "jsonl", merged.to_str().unwrap()]);
+    let dump = ok(&["dump", "--format", "jsonl", merged.to_str().unwrap()]);
     let lines: Vec<serde_json::Value> = dump
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -111,6 +93,6 @@ fn kinds_by_phase_go_through_merge_and_dump() {
     );
     // A log without them dumps no such member.
     let v1 = data("v1.jas");
-    let plain = run(&["dump", "--format", "jsonl", v1.to_str().unwrap()]);
+    let plain = ok(&["dump", "--format", "jsonl", v1.to_str().unwrap()]);
     assert!(!plain.contains("kinds_by_phase"));
 }

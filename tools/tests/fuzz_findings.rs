@@ -1,17 +1,14 @@
 //! What the fuzzers (`fuzz/`, `scripts/fuzz.sh`) found, each reduced to the smallest input that
 //! shows it: every one must read as an error naming the file, never a panic.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
+use common::tmp;
 use jitarena::format::{header, put_frame, Content, Payload};
 use jitarena::{log, trace};
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fuzz_findings");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// A file of `content` holding one frame of type `kind` with a valid checksum.
 fn one_frame(name: &str, content: Content, kind: u8, payload: &[u8]) -> PathBuf {

@@ -3,35 +3,22 @@
 //! link or image in the markdown as a CommonMark library renders it, and no element in the HTML
 //! page as an XML parser reads it; and each name still reads back as exactly its characters.
 
+mod common;
+
 #[path = "../../tests/native/mod.rs"]
 mod native;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::{cli, s, tmp_in};
 use native::build_program;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
+/// `name` in this crate's temporary directory, `hostile`: `hostile_names` there is the native
+/// test program of that name.
 fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hostile");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn jitarena(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    tmp_in("hostile", name)
 }
 
 /// The method names tests/c/hostile_names.c records.
@@ -94,7 +81,7 @@ fn text_logs() -> (PathBuf, PathBuf) {
         let path = tmp(&format!("text-{side}.txt"));
         std::fs::write(&path, trace).unwrap();
         let log = tmp(&format!("text-{side}.jas"));
-        let (code, _, err) = jitarena(&["replay", s(&path), "-o", s(&log)]);
+        let (code, _, err) = cli(&["replay", s(&path), "-o", s(&log)]);
         assert_eq!(code, 0, "{err}");
         logs.push(log);
     }
@@ -112,7 +99,7 @@ fn make_reports() -> (String, String, String) {
     let (cb, cd) = c_logs();
     let (tb, td) = text_logs();
     let (md, long, html) = (tmp("r.md"), tmp("r-long.md"), tmp("r.html"));
-    let (code, out, err) = jitarena(&[
+    let (code, out, err) = cli(&[
         "memdiff",
         "--collection",
         COLLECTION_NAMES[0],
@@ -337,7 +324,7 @@ fn hostile_directory_names_stay_visible_in_warnings_and_errors() {
     let bytes = std::fs::read(&log).unwrap();
     std::fs::write(diff.join("s.jas"), &bytes[..bytes.len() - 40]).unwrap();
     let roots = |d: &str| dir.join(d).to_str().unwrap().to_string();
-    let (_, _, err) = jitarena(&[
+    let (_, _, err) = cli(&[
         "memdiff",
         "--base-root",
         &roots("base"),
@@ -350,7 +337,7 @@ fn hostile_directory_names_stay_visible_in_warnings_and_errors() {
     assert_eq!(err.lines().count(), 1, "{err:?}");
     // An error naming the file: the same.
     std::fs::write(diff.join("s.jas"), b"not a log").unwrap();
-    let (code, _, err) = jitarena(&[
+    let (code, _, err) = cli(&[
         "memdiff",
         "--base-root",
         &roots("base"),

@@ -3,17 +3,14 @@
 //! table and the charts, and a screenshot is not blank. Skipped where Chromium is absent,
 //! unless JITARENA_REQUIRE_CHROMIUM=1 (as CI sets it).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::tmp;
 use jitarena_tools::cli::gen_log;
 use jitarena_tools::gen::{GenOptions, Generator};
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 fn chromium() -> Option<PathBuf> {
     let found = ["chromium", "chromium-browser", "google-chrome"]

@@ -2,36 +2,16 @@
 //! records, `stats` and `memdiff` in every output format. The pairs must add up to the kind
 //! totals and to the phase totals at every level, and logs without them must report as before.
 
+mod common;
+
 mod real;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
+use common::{cli, s, tmp};
 use jitarena::log::read_all;
 use serde_json::Value;
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kinds_by_phase");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// The stats log of a real trace replayed with (or without) kinds by phase.
 fn replayed(trace: &str, by_phase: bool) -> PathBuf {

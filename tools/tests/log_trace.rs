@@ -1,25 +1,22 @@
 //! The stats log and trace formats: round trips, crash-cut files, flipped bytes, and replay of
 //! generated and real traces.
 
+mod common;
+
 #[path = "../../tests/native/mod.rs"]
 mod native;
 mod real;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
+use common::tmp;
 use jitarena::log::{self, LogWriter, MethodCounts, MethodRecord};
 use jitarena::trace::{self, TraceMethod, TraceWriter};
 use jitarena::Schema;
 use jitarena_tools::gen::{GenOptions, Generator};
 use jitarena_tools::harness::{self, ReplayOptions};
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("log_trace");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 fn schema() -> Arc<Schema> {
     Arc::new(

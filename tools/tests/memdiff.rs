@@ -1,58 +1,23 @@
 //! memdiff: the real traces' known growth, injected regressions, the gate, one-sided methods,
 //! shards, bad inputs, the CSV bridge, and the report files against expected ones.
 
+mod common;
+
 mod real;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use jitarena_tools::cli::{gen_log, gen_trace};
+use common::{cli, generated, generator, s, tmp};
+use jitarena_tools::cli::gen_trace;
 use jitarena_tools::diff::{self, DiffOptions, MemDiff, Thresholds};
-use jitarena_tools::gen::{GenOptions, Generator};
 use jitarena_tools::harness::{self, ReplayOptions};
 use jitarena_tools::report;
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("memdiff");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// A stats log of `methods` generated methods, straight from the model.
-fn log(name: &str, seed: u64, methods: u64, scale: &[(&str, f64)]) -> PathBuf {
-    let path = tmp(name);
-    let scale = scale.iter().map(|(k, p)| (k.to_string(), *p)).collect();
-    gen_log(
-        &Generator::new(GenOptions {
-            seed,
-            methods,
-            scale,
-        })
-        .unwrap(),
-        &path,
-    )
-    .unwrap();
-    path
-}
 
 /// A stats log of generated methods replayed through the arena.
 fn replayed(name: &str, seed: u64, methods: u64, scale: &[(&str, f64)]) -> PathBuf {
     let trace = tmp(&format!("{name}.jat"));
-    let scale = scale.iter().map(|(k, p)| (k.to_string(), *p)).collect();
-    gen_trace(
-        &Generator::new(GenOptions {
-            seed,
-            methods,
-            scale,
-        })
-        .unwrap(),
-        &trace,
-    )
-    .unwrap();
+    gen_trace(&generator(seed, methods, scale), &trace).unwrap();
     let out = tmp(&format!("{name}.jas"));
     harness::replay(&[trace], Some(&out), &ReplayOptions::default()).unwrap();
     out
@@ -76,18 +41,6 @@ fn kind<'a>(d: &'a MemDiff, name: &str) -> &'a diff::Delta {
 
 fn pct(b: u64, d: u64) -> f64 {
     diff::pct_change(b, d).unwrap()
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
 }
 
 #[test]
@@ -201,9 +154,9 @@ fn an_injected_regression_is_found_in_its_kind_and_methods_and_fails() {
 
 #[test]
 fn a_one_percent_change_passes_and_thirty_percent_in_a_large_kind_fails() {
-    let base = log("gate-base.jas", 5, 3000, &[]);
-    let small = log("gate-small.jas", 5, 3000, &[("ASTNode", 1.0)]);
-    let large = log("gate-large.jas", 5, 3000, &[("ValueNumber", 30.0)]);
+    let base = generated("gate-base.jas", 5, 3000, &[]);
+    let small = generated("gate-small.jas", 5, 3000, &[("ASTNode", 1.0)]);
+    let large = generated("gate-large.jas", 5, 3000, &[("ValueNumber", 30.0)]);
     let d = memdiff(&base, &small);
     assert!(!d.verdict.regression, "{}", d.verdict.rule);
     assert!(
@@ -218,7 +171,7 @@ fn a_one_percent_change_passes_and_thirty_percent_in_a_large_kind_fails() {
     assert_eq!(cli(&["memdiff", s(&base), s(&small), "-q"]).0, 0);
     assert_eq!(cli(&["memdiff", s(&base), s(&large), "-q"]).0, 1);
     // A small kind cannot fail on its own when it is under the floor.
-    let tiny = log("gate-tiny.jas", 5, 3000, &[("LoopHoist", 80.0)]);
+    let tiny = generated("gate-tiny.jas", 5, 3000, &[("LoopHoist", 80.0)]);
     assert!(!memdiff(&base, &tiny).verdict.regression);
     let (code, _, _) = cli(&[
         "memdiff",
@@ -266,9 +219,9 @@ fn a_one_percent_change_passes_and_thirty_percent_in_a_large_kind_fails() {
 
 #[test]
 fn methods_on_one_side_only_are_counted_and_left_out() {
-    let base = log("cov-base.jas", 8, 120, &[]);
-    let fewer = log("cov-fewer.jas", 8, 100, &[]);
-    let more = log("cov-more.jas", 8, 150, &[]);
+    let base = generated("cov-base.jas", 8, 120, &[]);
+    let fewer = generated("cov-fewer.jas", 8, 100, &[]);
+    let more = generated("cov-more.jas", 8, 150, &[]);
     let d = memdiff(&base, &fewer);
     assert_eq!(
         (
@@ -430,8 +383,8 @@ fn groups_are_the_base_methods_and_one_sided_methods_stay_out() {
 
 #[test]
 fn shards_give_the_same_answer_as_the_merged_log() {
-    let base = log("sh-base.jas", 12, 400, &[]);
-    let diff_log = log("sh-diff.jas", 12, 400, &[("SSA", 40.0), ("CSE", -20.0)]);
+    let base = generated("sh-base.jas", 12, 400, &[]);
+    let diff_log = generated("sh-diff.jas", 12, 400, &[("SSA", 40.0), ("CSE", -20.0)]);
     // Split the diff into three shards by dumping and rewriting records.
     let (records, _) = jitarena::log::read_all(&diff_log).unwrap();
     let dir = tmp("sh-shards");
@@ -473,7 +426,7 @@ fn shards_give_the_same_answer_as_the_merged_log() {
 
 #[test]
 fn bad_inputs_exit_2_with_a_clear_message() {
-    let good = log("bad-good.jas", 1, 10, &[]);
+    let good = generated("bad-good.jas", 1, 10, &[]);
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("bad-empty.jas", vec![], "the file is empty"),
         (
@@ -542,8 +495,8 @@ fn bad_inputs_exit_2_with_a_clear_message() {
 
 #[test]
 fn ignore_kind_leaves_a_debug_only_pool_out() {
-    let base = log("ig-base.jas", 4, 500, &[]);
-    let diff_log = log("ig-diff.jas", 4, 500, &[("DebugOnly", 5000.0)]);
+    let base = generated("ig-base.jas", 4, 500, &[]);
+    let diff_log = generated("ig-diff.jas", 4, 500, &[("DebugOnly", 5000.0)]);
     let loud = memdiff(&base, &diff_log);
     assert_eq!(loud.kinds[0].name, "DebugOnly");
     let options = DiffOptions {
@@ -559,8 +512,8 @@ fn ignore_kind_leaves_a_debug_only_pool_out() {
 
 #[test]
 fn the_csv_bridge_gives_the_same_totals_distribution_and_top_methods() {
-    let base = log("csv-base.jas", 6, 300, &[]);
-    let diff_log = log("csv-diff.jas", 6, 300, &[("Generic", 15.0)]);
+    let base = generated("csv-base.jas", 6, 300, &[]);
+    let diff_log = generated("csv-diff.jas", 6, 300, &[("Generic", 15.0)]);
     let d = memdiff(&base, &diff_log);
     // A replay tool's details file: one row per method, base and diff byte columns.
     let (b, _) = jitarena::log::read_all(&base).unwrap();
@@ -656,8 +609,8 @@ fn check_expected(name: &str, actual: &str) {
 
 fn report_inputs() -> (PathBuf, PathBuf) {
     (
-        log("rep-base.jas", 21, 60, &[]),
-        log(
+        generated("rep-base.jas", 21, 60, &[]),
+        generated(
             "rep-diff.jas",
             21,
             64,

@@ -1,7 +1,10 @@
 //! memdiff's inputs: a pipe (which memdiff cannot read twice) is refused up front, naming it,
 //! instead of waiting forever; a corrupt log on either side ends the run with exit code 2 and
 //! that file named, with no report.
+
 #![cfg(unix)]
+
+mod common;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -9,13 +12,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::tmp;
 use jitarena::format::{header_for, put_frame, Content};
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("memdiff_side_error");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// A version-2 log whose one method record is impossible (its checksum is right).
 fn corrupt_log(name: &str) -> PathBuf {

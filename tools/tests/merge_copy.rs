@@ -7,33 +7,20 @@
 //! each record is checked on either thread, and a record that fails its check falls in a batch
 //! of either.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jitarena::format::{header_for, put_frame, put_str, put_varint, Content};
-use jitarena::log::LogWriter;
+use common::{hand_made, schema, tmp, BY_PHASE, DERIVED, IN_4K};
+use jitarena::format::put_frame;
 use jitarena::{MethodCounts, Schema};
-use jitarena_tools::cli::gen_log;
-use jitarena_tools::gen::{GenOptions, Generator};
 use jitarena_tools::logtools::{merge_counted, merge_decoding, merge_in_batches, Merged};
 use jitarena_tools::progress::Progress;
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("merge_copy");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
+/// A generated log of 3,000 methods.
 fn generated(name: &str, seed: u64, scale: &[(&str, f64)]) -> PathBuf {
-    let path = tmp(name);
-    let generator = Generator::new(GenOptions {
-        seed,
-        methods: 3000,
-        scale: scale.iter().map(|&(k, p)| (k.to_string(), p)).collect(),
-    })
-    .unwrap();
-    gen_log(&generator, &path).unwrap();
-    path
+    common::generated(name, seed, 3000, scale)
 }
 
 /// Batch sizes of the merges under test: small ones, and the default (`None`).
@@ -91,24 +78,16 @@ fn generated_shards_are_copied_and_the_file_is_the_same() {
     assert_eq!((again.records, again.copied), (9000, 9000));
 }
 
-/// A log of `records`, each `(schema, name, counts)`, written by the library's writer.
+/// A log of `records`, each `(schema, name, counts)`, written by the library's writer, tiers
+/// alternating.
 fn written(name: &str, records: &[(&Arc<Schema>, &str, MethodCounts)]) -> PathBuf {
-    let path = tmp(name);
-    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for (i, (schema, method, counts)) in records.iter().enumerate() {
-        let tier = ["Tier0", "Tier1"][i % 2];
-        w.write(schema, Some(method), i as i64, Some(tier), counts)
-            .unwrap();
-    }
-    w.finish().unwrap();
-    path
+    common::written(name, records, &["Tier0", "Tier1"])
 }
 
 #[test]
 fn shards_of_other_schemas_and_version_1_logs_are_the_same_file() {
-    let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-    let ab = Arc::new(Schema::new(names(&["A", "B"]), names(&["P"])).unwrap());
-    let ba = Arc::new(Schema::new(names(&["B", "A", "C"]), names(&["Q", "P"])).unwrap());
+    let ab = schema(&["A", "B"], &["P"]);
+    let ba = schema(&["B", "A", "C"], &["Q", "P"]);
     let counts = |kinds: Vec<(u32, u64, u64)>, phases: Vec<(u32, u64)>| MethodCounts {
         used_bytes: 64,
         reserved_bytes: 4096,
@@ -150,35 +129,6 @@ fn shards_of_other_schemas_and_version_1_logs_are_the_same_file() {
     let converted = both("v1", &[v1]);
     assert_eq!((converted.records, converted.copied), (v1_records, 0));
 }
-
-/// A version-2 log of schema (kinds A, B; phase P) whose records are `(head bits, body)`: the
-/// body follows the head, context delta 0 and a name written whole (no prefix shared with the
-/// previous one, although it could be: the merge writes the name relative to its own output).
-fn hand_made(name: &str, records: &[(u8, &[u8])]) -> PathBuf {
-    let mut bytes = header_for(Content::Log, 2).to_vec();
-    let mut p = Vec::new();
-    put_varint(&mut p, 0);
-    put_varint(&mut p, 2);
-    put_str(&mut p, "A");
-    put_str(&mut p, "B");
-    put_varint(&mut p, 1);
-    put_str(&mut p, "P");
-    put_frame(&mut bytes, 1, &p);
-    for (i, (head, body)) in records.iter().enumerate() {
-        let mut p = vec![*head, 0, 0];
-        put_str(&mut p, &format!("Ns.C:M{i}"));
-        p.extend_from_slice(body);
-        put_frame(&mut bytes, 3, &p);
-    }
-    let path = tmp(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
-
-/// Head bits: kinds by phase follow; the last phase derived; reserved bytes in 4 KiB units.
-const BY_PHASE: u8 = 2;
-const DERIVED: u8 = 4;
-const IN_4K: u8 = 8;
 
 #[test]
 fn records_laid_out_otherwise_are_encoded_again_as_before() {

@@ -4,19 +4,16 @@
 //! 1 MB of names at each of 10,000 switches: more than twice the merge's own time), and merges
 //! to the same file as decoding every record.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::Arc;
 
+use common::tmp;
 use jitarena::log::LogWriter;
 use jitarena::{MethodCounts, Schema};
 use jitarena_tools::logtools::{merge_counted, merge_decoding};
 use jitarena_tools::progress::Progress;
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("merge_copy_switches");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// A copying merge of `input` into `out`: (records, copied, schemas compared).
 fn copy(input: &Path, out: &Path) -> (u64, u64, u64) {

@@ -1,6 +1,8 @@
 //! `jitarena_method_done` and the process-wide stats log: many threads into one log, the
 //! environment variables, trace recording, and two copies of the library in one process.
 
+mod common;
+
 #[path = "../../tests/native/mod.rs"]
 mod native;
 
@@ -8,16 +10,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::process::Command;
 
+use common::tmp;
 use jitarena::log;
 use jitarena::{Arena, Config, Kind, MethodRef, Phase};
 use jitarena_tools::harness::{self, ReplayOptions};
 use native::{build_program, build_program_with, run};
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("method_log");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 #[test]
 fn eight_threads_of_methods_into_one_log_lose_and_tear_nothing() {

@@ -2,8 +2,11 @@
 //! their inputs or lies in an input directory (exit 2, both paths named), and write through a
 //! temporary file, so that a failed run leaves the earlier output and no partial file.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+use common::{fails, ok, s};
 
 /// A fresh directory for one test.
 fn dir(name: &str) -> PathBuf {
@@ -15,36 +18,7 @@ fn dir(name: &str) -> PathBuf {
     dir
 }
 
-fn jitarena(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .args(args)
-        .output()
-        .expect("run jitarena")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = jitarena(args);
-    assert!(
-        out.status.success(),
-        "jitarena {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// Runs and expects exit code 2; returns standard error.
-fn fails(args: &[&str]) -> String {
-    let out = jitarena(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "jitarena {args:?}: {err}");
-    assert!(err.starts_with("error: "), "{err}");
-    err
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 fn gen_log(path: &Path, seed: &str) {
     ok(&["gen", "--seed", seed, "--methods", "40", "--log", s(path)]);
 }

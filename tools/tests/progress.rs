@@ -1,18 +1,12 @@
 //! Progress lines (`replay`, `merge`, `memdiff`): drawn on a terminal, and never in piped
 //! output or with `--quiet`.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("progress");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{s, tmp};
 
 const BIN: &str = env!("CARGO_BIN_EXE_jitarena");
 

@@ -4,32 +4,14 @@
 //! largest methods of equal bytes are the first in the logs; and a corrupt record or an
 //! overflowing total gives one thread's error.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jitarena::log::LogWriter;
+use common::{counts, generated, schema, tmp};
 use jitarena::{MethodCounts, Schema};
-use jitarena_tools::cli::gen_log;
-use jitarena_tools::gen::{GenOptions, Generator};
 use jitarena_tools::report::stats::{collect, collect_in_batches, collect_one_thread, Stats};
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stats_threads");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn generated(name: &str, seed: u64, methods: u64, scale: &[(&str, f64)]) -> PathBuf {
-    let path = tmp(name);
-    let generator = Generator::new(GenOptions {
-        seed,
-        methods,
-        scale: scale.iter().map(|&(k, p)| (k.to_string(), p)).collect(),
-    })
-    .unwrap();
-    gen_log(&generator, &path).unwrap();
-    path
-}
 
 /// The statistics of `paths` on one thread, checked against two threads with every batch size.
 fn same_on_two_threads(paths: &[PathBuf]) -> Stats {
@@ -45,33 +27,7 @@ fn same_on_two_threads(paths: &[PathBuf]) -> Stats {
 /// A log of `records`, each `(schema, name, counts)`, written by the library's writer, tiers
 /// alternating.
 fn written(name: &str, records: &[(&Arc<Schema>, String, MethodCounts)]) -> PathBuf {
-    let path = tmp(name);
-    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for (i, (schema, method, counts)) in records.iter().enumerate() {
-        let tier = ["Tier0", "Tier1", "Tier0-instr"][i % 3];
-        w.write(schema, Some(method), i as i64, Some(tier), counts)
-            .unwrap();
-    }
-    w.finish().unwrap();
-    path
-}
-
-fn schema(kinds: &[&str], phases: &[&str]) -> Arc<Schema> {
-    let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-    Arc::new(Schema::new(names(kinds), names(phases)).unwrap())
-}
-
-fn counts(kinds: Vec<(u32, u64, u64)>, phases: Vec<(u32, u64)>) -> MethodCounts {
-    let used = kinds.iter().map(|k| k.1).sum::<u64>() + 16;
-    MethodCounts {
-        used_bytes: used,
-        reserved_bytes: 4096,
-        page_count: 1,
-        largest_alloc: 8,
-        kinds,
-        phases,
-        ..MethodCounts::default()
-    }
+    common::written(name, records, &["Tier0", "Tier1", "Tier0-instr"])
 }
 
 #[test]

@@ -2,40 +2,18 @@
 //! (the same report, file or error) on invalid-kind and no-phase buckets, many tiers, schemas
 //! alternating record by record, names of MiBs, empty logs and directories of shards.
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use common::{counts, hand_made, hand_made_of, schema, tmp, written, DERIVED, IN_4K};
 use jitarena::format::{header_for, put_frame, put_str, put_varint, Content};
-use jitarena::log::LogWriter;
-use jitarena::{MethodCounts, Schema};
 use jitarena_tools::logtools::{merge_decoding, merge_in_batches};
 use jitarena_tools::progress::Progress;
 use jitarena_tools::report::stats::{
     collect_in_batches, collect_one_thread, render_json, render_text,
 };
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("threads_hostile");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn schema(kinds: &[&str], phases: &[&str]) -> Arc<Schema> {
-    let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-    Arc::new(Schema::new(names(kinds), names(phases)).unwrap())
-}
-
-/// A log of `records` `(schema, name, tier, counts)`.
-fn written(name: &str, records: &[(Arc<Schema>, String, String, MethodCounts)]) -> PathBuf {
-    let path = tmp(name);
-    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for (i, (schema, method, tier, counts)) in records.iter().enumerate() {
-        w.write(schema, Some(method), i as i64, Some(tier), counts)
-            .unwrap();
-    }
-    w.finish().unwrap();
-    path
-}
 
 /// Stats on one thread equal stats on two, whatever the batches, the reports too; and the
 /// merge writes the same file, or gives the same error, as the decoding merge.
@@ -73,19 +51,6 @@ fn same(name: &str, inputs: &[PathBuf]) {
     }
 }
 
-fn counts(kinds: Vec<(u32, u64, u64)>, phases: Vec<(u32, u64)>) -> MethodCounts {
-    let used = kinds.iter().map(|k| k.1).sum::<u64>() + 16;
-    MethodCounts {
-        used_bytes: used,
-        reserved_bytes: 4096,
-        page_count: 1,
-        largest_alloc: 8,
-        kinds,
-        phases,
-        ..MethodCounts::default()
-    }
-}
-
 #[test]
 fn alternating_schemas_many_tiers_and_buckets_are_the_same() {
     let schemas = [
@@ -100,10 +65,11 @@ fn alternating_schemas_many_tiers_and_buckets_are_the_same() {
             if !s.phases.is_empty() && i % 4 != 0 {
                 c.phases = vec![(0, 1 + i % 5)];
             }
-            (s, format!("N.C:M{}", i % 37), format!("T{}", i % 23), c)
+            (s, format!("N.C:M{}", i % 37), c)
         })
         .collect();
-    let a = written("alt.jas", &records);
+    let tiers: Vec<String> = (0..23).map(|t| format!("T{t}")).collect();
+    let a = written("alt.jas", &records, &tiers);
     same("alt", &[a.clone(), a]);
 }
 
@@ -118,16 +84,12 @@ fn long_names_empty_logs_and_directories_are_the_same() {
             } else {
                 format!("M{i}")
             };
-            (
-                Arc::clone(&s),
-                name,
-                "T".into(),
-                counts(vec![(1, 5 + i, 1)], vec![(0, 5 + i)]),
-            )
+            let c = counts(vec![(1, 5 + i, 1)], vec![(0, 5 + i)]);
+            (Arc::clone(&s), name, c)
         })
         .collect();
-    let long = written("long.jas", &records);
-    let empty = written("empty.jas", &[]);
+    let long = written("long.jas", &records, &["T"]);
+    let empty = written("empty.jas", &records[..0], &["T"]);
     same(
         "long",
         &[empty.clone(), long.clone(), empty.clone(), long.clone()],
@@ -153,54 +115,19 @@ fn totals_overflowing_only_when_both_threads_add_up_are_the_same() {
                     1
                 };
                 let c = counts(vec![(0, 2, 1), (1, b, 1)], vec![(0, 2), (1, b)]);
-                (
-                    Arc::clone(&s),
-                    format!("N.C:M{i}"),
-                    format!("T{}", i % 3),
-                    c,
-                )
+                (Arc::clone(&s), format!("N.C:M{i}"), c)
             })
             .collect()
     };
-    let overflow = [written("split-overflow.jas", &build(1 << 62))];
+    let tiers = ["T0", "T1", "T2"];
+    let overflow = [written("split-overflow.jas", &build(1 << 62), &tiers)];
     assert!(collect_one_thread(&overflow).is_err());
     same("split-overflow", &overflow);
-    let fits = [written("split-fits.jas", &build((1 << 62) - 100_000))];
+    let fits = build((1 << 62) - 100_000);
+    let fits = [written("split-fits.jas", &fits, &tiers)];
     assert!(collect_one_thread(&fits).is_ok());
     same("split-fits", &fits);
 }
-
-/// A version-2 log of schema (kinds A, B; phase P) whose records are `(head bits, body)`, as
-/// merge_copy.rs makes them: context delta 0, each name written whole.
-fn hand_made(name: &str, records: &[(u8, &[u8])]) -> PathBuf {
-    hand_made_of(name, ["A", "B"], records)
-}
-
-/// [`hand_made`] with the two kinds named `kinds`.
-fn hand_made_of(name: &str, kinds: [&str; 2], records: &[(u8, &[u8])]) -> PathBuf {
-    let mut bytes = header_for(Content::Log, 2).to_vec();
-    let mut p = Vec::new();
-    put_varint(&mut p, 0);
-    put_varint(&mut p, 2);
-    put_str(&mut p, kinds[0]);
-    put_str(&mut p, kinds[1]);
-    put_varint(&mut p, 1);
-    put_str(&mut p, "P");
-    put_frame(&mut bytes, 1, &p);
-    for (i, (head, body)) in records.iter().enumerate() {
-        let mut p = vec![*head, 0, 0];
-        put_str(&mut p, &format!("Ns.C:M{i}"));
-        p.extend_from_slice(body);
-        put_frame(&mut bytes, 3, &p);
-    }
-    let path = tmp(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
-
-/// Head bits: the last phase derived; reserved bytes in 4 KiB units.
-const DERIVED: u8 = 4;
-const IN_4K: u8 = 8;
 
 #[test]
 fn invalid_kind_and_no_phase_buckets_of_a_few_records_are_the_same() {

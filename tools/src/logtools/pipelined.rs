@@ -7,14 +7,15 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 
-use super::{changed_while_read, Merged, OutputSchema, MERGE_BUFFER};
+use super::{blank_record, changed_while_read, each_log, Merged, OutputSchema};
+use super::{MERGE_BUFFER, PASS_2};
 use crate::output::{OutputFile, OutputWriter, WRITEBACK_EVERY};
 use crate::progress::Progress;
 use crate::union::SchemaUnion;
 use jitarena::counters::Schema;
 use jitarena::error::{Error, ErrorCode};
 use jitarena::format::io_error;
-use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodInfo, MethodRecord, RecordBatch};
+use jitarena::log::{LogReader, LogWriter, MethodCounts, RecordBatch};
 
 /// Records in a batch, at most.
 pub(super) const BATCH_RECORDS: usize = 1024;
@@ -176,22 +177,12 @@ fn read_jobs(
     let mut batch = RecordBatch::new();
     let mut decoded = Vec::new();
     let mut decoded_bytes = 0;
-    let mut record = MethodRecord {
-        schema: Arc::new(Schema::default()),
-        info: MethodInfo::default(),
-        counts: MethodCounts::default(),
-    };
-    let (mut n, mut copied, mut warnings) = (0, 0, Vec::new());
+    let mut record = blank_record();
+    let (mut n, mut copied) = (0, 0);
     let mut output = OutputSchema::new(schema);
-    for (i, path) in paths.iter().enumerate() {
-        progress.set_stage(format!(
-            "records (pass 2/2), file {}/{}",
-            i + 1,
-            paths.len()
-        ));
-        let mut reader = LogReader::open(path)?;
+    let open = LogReader::open;
+    let warnings = each_log(paths, progress, PASS_2, open, |path, reader, read| {
         output.next_file();
-        let mut uncounted = 0;
         while reader.next_raw()? {
             let copy = match reader.current_schema()? {
                 Some(s) => output.is_output(s),
@@ -211,7 +202,7 @@ fn read_jobs(
                 reader.decode_current(&mut record)?;
                 let mut counts = MethodCounts::default();
                 if !union.remap_sealed(&record.schema, &record.counts, &mut counts) {
-                    return Err(changed_while_read(path).into());
+                    return Err(Halt::Failed(changed_while_read(path)));
                 }
                 let info = &record.info;
                 // What the record holds: a schema of many kinds makes large lists.
@@ -231,15 +222,10 @@ fn read_jobs(
                 }
             }
             n += 1;
-            uncounted += 1;
-            if uncounted == 1024 {
-                progress.add(uncounted);
-                uncounted = 0;
-            }
+            read.one();
         }
-        progress.add(uncounted);
-        warnings.extend(reader.warnings().iter().cloned());
-    }
+        Ok(())
+    })?;
     feed.copies(&mut batch)?;
     feed.decoded(&mut decoded)?;
     Ok(Merged {

@@ -2,22 +2,18 @@
 //! not timed), logs still being written, pipes, sums that overflow, more than 256 kinds and
 //! many schemas. Hostile files are built with the crate's own frame writer.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod kinds;
 mod live;
 mod numbers;
 mod scan;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+pub use common::tmp;
 use jitarena::format::{header, put_frame, put_signed, put_str, put_varint, Content};
-
-/// A fresh path in the test's scratch directory.
-pub fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("readers");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// Runs the `jitarena` command, feeding `stdin` to it.
 pub fn jitarena(args: &[&str], stdin: &[u8]) -> Output {
