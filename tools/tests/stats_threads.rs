@@ -2,7 +2,8 @@
 //! the reading thread passes on (1, 2, 3 and 7 records, and the default): on generated logs,
 //! logs of other schemas, a version-1 log, records with kinds by phase, a log cut short; the
 //! largest methods of equal bytes are the first in the logs; and a corrupt record or an
-//! overflowing total gives one thread's error.
+//! overflowing total (of a kind or of a phase) gives one thread's error; phases whose
+//! totals pass 2^64 - 1 only together are exact.
 
 mod common;
 
@@ -144,6 +145,57 @@ fn an_overflowing_total_gives_one_threads_error() {
         let got = collect_in_batches(&inputs, batch).unwrap_err();
         assert_eq!(got.message, want.message, "batches of {batch}");
     }
+}
+
+/// Records of few bytes whose phases hold 2^62 bytes each (a writer may store phases that
+/// add up to more than the kinds): `phases` per record, `records` of them.
+fn heavy_phases(name: &str, phases: &[&str], records: u64) -> PathBuf {
+    let s = schema(&["A"], phases);
+    let list: Vec<_> = (0..records)
+        .map(|i| {
+            let c = MethodCounts {
+                used_bytes: 64,
+                reserved_bytes: 4096,
+                page_count: 1,
+                largest_alloc: 8,
+                kinds: vec![(0, 64, 2)],
+                phases: (0..phases.len() as u32).map(|p| (p, 1 << 62)).collect(),
+                ..MethodCounts::default()
+            };
+            (&s, format!("N.C:M{i}"), c)
+        })
+        .collect();
+    written(name, &list)
+}
+
+#[test]
+fn an_overflowing_phase_gives_one_threads_error() {
+    // Phase P passes 2^64 - 1 at the fourth record; no kind's total comes near it.
+    let inputs = [heavy_phases("phase-overflow.jas", &["P"], 6)];
+    let want = collect_one_thread(&inputs).unwrap_err();
+    assert!(
+        want.message.contains("phase-overflow.jas"),
+        "{}",
+        want.message
+    );
+    assert!(
+        want.message.contains("bytes of a phase"),
+        "{}",
+        want.message
+    );
+    for batch in [1, 2, 3, 7, 1024] {
+        let got = collect_in_batches(&inputs, batch).unwrap_err();
+        assert_eq!(got.message, want.message, "batches of {batch}");
+    }
+}
+
+#[test]
+fn phases_that_add_up_past_2_pow_64_only_together_are_exact() {
+    // Three phases of 3 x 2^62 bytes each: every phase's total fits, their sum does not.
+    let inputs = [heavy_phases("phases-together.jas", &["P", "Q", "R"], 3)];
+    let stats = same_on_two_threads(&inputs);
+    let phases: Vec<(&str, u64)> = stats.phases.iter().map(|p| (&*p.name, p.bytes)).collect();
+    assert_eq!(phases, [("P", 3 << 62), ("Q", 3 << 62), ("R", 3 << 62)]);
 }
 
 /// A log read through a pipe cannot be read again after an error: stats reads it on one

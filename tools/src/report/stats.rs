@@ -195,6 +195,9 @@ struct Accumulator {
     invalid: (u64, u64),
     phases: Vec<u64>,
     no_phase: u64,
+    /// The sum of every record's phases added (at most 2^64 - 1: it stays there once past),
+    /// which bounds each phase's total ([`Accumulator::phases_may_have_wrapped`]).
+    phase_total: u64,
     /// Bytes per (united phase, united kind) slot pair; the buckets as [`INVALID`].
     phase_kinds: HashMap<(u32, u32), u64>,
     /// Per tier name: methods, bytes, allocations.
@@ -242,22 +245,24 @@ struct Last {
     /// The first few tiers seen, and their figures so far (added to [`Accumulator::tiers`] at
     /// the end of the file, or when a tier not among them comes).
     tiers: Vec<(Option<String>, (u64, u64, u64))>,
-    /// The current record's phases (slot, bytes), as decoded.
-    record_phases: Vec<(u32, u64)>,
     /// The current record's kinds by phase (phase slot, kind slot, bytes), as decoded.
     record_phase_kinds: Vec<(u32, u32, u64)>,
 }
 
-/// Adds a record's kinds to their totals as [`LogReader::visit_current`] decodes them,
-/// without a check each: a kind's total is at most the sum of every record's bytes (or
+/// Adds a record's kinds and phases to their totals as [`LogReader::visit_current`] decodes
+/// them, without a check each: a kind's total is at most the sum of every record's bytes (or
 /// allocations) added, so none can have wrapped while [`Stats::bytes`] and
-/// [`Stats::allocations`] can take the record's sums ([`Accumulator::may_have_wrapped`]).
-/// Keeps its phases and kinds by phase in [`Last`].
+/// [`Stats::allocations`] can take the record's sums ([`Accumulator::may_have_wrapped`]); a
+/// phase's likewise ([`Accumulator::phases_may_have_wrapped`]). Keeps its kinds by phase in
+/// [`Last`].
 struct Adding<'a> {
     acc: &'a mut Accumulator,
     last: &'a mut Last,
     /// The sums of the record's kinds' bytes and allocations.
     sums: (u64, u64),
+    /// The sum of the record's phases (it fits: decoding refuses a record whose phases pass
+    /// 2^64 - 1).
+    phase_sum: u64,
 }
 
 impl<'a> Adding<'a> {
@@ -266,6 +271,7 @@ impl<'a> Adding<'a> {
             acc,
             last,
             sums: (0, 0),
+            phase_sum: 0,
         }
     }
 }
@@ -273,7 +279,6 @@ impl<'a> Adding<'a> {
 impl CountsVisitor for Adding<'_> {
     fn start(&mut self, r: &MethodRecord) {
         self.acc.switch_schema(r, self.last);
-        self.last.record_phases.clear();
         self.last.record_phase_kinds.clear();
     }
 
@@ -284,7 +289,9 @@ impl CountsVisitor for Adding<'_> {
     }
 
     fn phase(&mut self, slot: u32, bytes: u64) {
-        self.last.record_phases.push((slot, bytes));
+        let cell = self.acc.phase_cell(&self.last.phase_map, slot);
+        *cell = cell.wrapping_add(bytes);
+        self.phase_sum = self.phase_sum.wrapping_add(bytes);
     }
 
     fn phase_kind(&mut self, phase: u32, kind: u32, bytes: u64) {
@@ -335,14 +342,22 @@ impl Accumulator {
     ) -> Result<(), Error> {
         let mut adding = Adding::new(self, last);
         reader.visit_current(r, &mut adding)?;
-        let sums = adding.sums;
-        if self.may_have_wrapped(sums) {
-            // A kind's total may have passed 2^64 - 1: take this record's kinds back and add
-            // them again one by one, so that the error is the first sum to overflow.
+        let (sums, phase_sum) = (adding.sums, adding.phase_sum);
+        let kinds_wrapped = self.may_have_wrapped(sums);
+        let phases_wrapped = self.phases_may_have_wrapped(phase_sum);
+        if kinds_wrapped || phases_wrapped {
+            // A total may have passed 2^64 - 1: take this record's kinds or phases back and
+            // add them again one by one, so that the error is the first sum to overflow.
             let mut whole = r.clone();
             reader.decode_current(&mut whole)?;
-            self.add_kinds_checked(&whole.counts, &last.kind_map, path)?;
+            if kinds_wrapped {
+                self.add_kinds_checked(&whole.counts, &last.kind_map, path)?;
+            }
+            if phases_wrapped {
+                self.add_phases_checked(&whole.counts, &last.phase_map, path)?;
+            }
         }
+        self.phase_total = self.phase_total.saturating_add(phase_sum);
         self.add(r, sums, last, path, at)
     }
 
@@ -360,10 +375,11 @@ impl Accumulator {
         for (i, at) in (0..batch.len()).zip(first..) {
             let mut adding = Adding::new(self, last);
             batch.visit(i, &mut r, &mut adding)?;
-            let sums = adding.sums;
-            if self.may_have_wrapped(sums) {
-                return Err(sum_too_large(path, "bytes or allocations of a kind"));
+            let (sums, phase_sum) = (adding.sums, adding.phase_sum);
+            if self.may_have_wrapped(sums) || self.phases_may_have_wrapped(phase_sum) {
+                return Err(sum_too_large(path, "bytes of a kind or phase"));
             }
+            self.phase_total += phase_sum;
             self.add(&r, sums, last, path, at)?;
         }
         Ok(())
@@ -496,8 +512,9 @@ impl Accumulator {
         Ok(())
     }
 
-    /// Adds one record to the totals, but for its kinds (added as they were decoded, the
-    /// record's `bytes` and `allocations`), its phases and kinds by phase taken from `last`.
+    /// Adds one record to the totals, but for its kinds and phases (added as they were
+    /// decoded; the kinds' sums are `bytes` and `allocations`), its kinds by phase taken from
+    /// `last`.
     fn add(
         &mut self,
         r: &MethodRecord,
@@ -507,18 +524,6 @@ impl Accumulator {
         at: u64,
     ) -> Result<(), Error> {
         let c = &r.counts;
-        for &(slot, bytes) in &last.record_phases {
-            let united = last
-                .phase_map
-                .get(slot as usize)
-                .copied()
-                .unwrap_or(INVALID);
-            let cell = self
-                .phases
-                .get_mut(united as usize)
-                .unwrap_or(&mut self.no_phase);
-            add_checked(cell, bytes, path, "bytes of a phase")?;
-        }
         for &(phase, kind, bytes) in &last.record_phase_kinds {
             let map = |m: &[u32], slot: u32| m.get(slot as usize).copied().unwrap_or(INVALID);
             let key = (map(&last.phase_map, phase), map(&last.kind_map, kind));
@@ -587,6 +592,45 @@ impl Accumulator {
             add_checked(&mut cell.1, n, path, "allocations of a kind")?;
         }
         Ok(())
+    }
+
+    /// After the phases of `c` were added without a check and a total may have overflowed:
+    /// takes them back, then adds them again checking each (as [`Self::add_kinds_checked`]).
+    fn add_phases_checked(
+        &mut self,
+        c: &MethodCounts,
+        phase_map: &[u32],
+        path: &Path,
+    ) -> Result<(), Error> {
+        for &(slot, bytes) in &c.phases {
+            let cell = self.phase_cell(phase_map, slot);
+            *cell = cell.wrapping_sub(bytes);
+        }
+        for &(slot, bytes) in &c.phases {
+            add_checked(
+                self.phase_cell(phase_map, slot),
+                bytes,
+                path,
+                "bytes of a phase",
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether adding a record whose phases sum to `sum` may have wrapped a phase's total:
+    /// each is at most [`Accumulator::phase_total`].
+    fn phases_may_have_wrapped(&self, sum: u64) -> bool {
+        self.phase_total.checked_add(sum).is_none()
+    }
+
+    /// The total of the phase at `slot` of a record's schema (`phase_map` maps it to the
+    /// union).
+    #[inline(always)]
+    fn phase_cell(&mut self, phase_map: &[u32], slot: u32) -> &mut u64 {
+        let united = phase_map.get(slot as usize).copied().unwrap_or(INVALID);
+        self.phases
+            .get_mut(united as usize)
+            .unwrap_or(&mut self.no_phase)
     }
 
     /// Whether adding a record whose kinds sum to `sums` (bytes, allocations) may have wrapped
