@@ -119,7 +119,7 @@ pub fn add_checked(total: &mut u64, value: u64, path: &Path, what: &str) -> Resu
 }
 
 /// One record of a stats log.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MethodRecord {
     /// The kind and phase names the counters refer to.
     pub schema: Arc<Schema>,
@@ -695,11 +695,7 @@ impl LogReader {
 
     /// The next record, `None` at the end.
     pub fn next_record(&mut self) -> Result<Option<MethodRecord>, Error> {
-        let mut record = MethodRecord {
-            schema: Arc::new(Schema::default()),
-            info: MethodInfo::default(),
-            counts: MethodCounts::default(),
-        };
+        let mut record = MethodRecord::default();
         Ok(self.next_into(&mut record)?.then_some(record))
     }
 

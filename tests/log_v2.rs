@@ -477,11 +477,7 @@ fn unknown_frames_and_undecoded_records_keep_names_and_contexts_right() {
     assert_eq!(back, records);
     // As memdiff's second pass reads: every record moved to, one in three decoded.
     let mut reader = LogReader::open(&path).unwrap();
-    let mut record = MethodRecord {
-        schema: Arc::new(Schema::default()),
-        info: MethodInfo::default(),
-        counts: MethodCounts::default(),
-    };
+    let mut record = MethodRecord::default();
     let mut n = 0;
     while reader.next_raw().unwrap() {
         if n % 3 == 2 {

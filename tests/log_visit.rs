@@ -57,11 +57,7 @@ impl CountsVisitor for Collect {
 /// Every record of `path` as `visit_current` hands it over, one record buffer reused.
 fn visit_all(path: &Path) -> Result<Vec<MethodRecord>, Error> {
     let mut reader = LogReader::open(path)?;
-    let mut record = MethodRecord {
-        schema: Arc::new(Schema::default()),
-        info: MethodInfo::default(),
-        counts: MethodCounts::default(),
-    };
+    let mut record = MethodRecord::default();
     let mut out = Vec::new();
     while reader.next_raw()? {
         let mut v = Collect::default();
@@ -257,11 +253,7 @@ fn read_some(
     decode: impl Fn(usize) -> bool,
 ) -> Result<Vec<MethodRecord>, String> {
     let mut reader = open(path).map_err(|e| e.message)?;
-    let mut record = MethodRecord {
-        schema: Arc::new(Schema::default()),
-        info: MethodInfo::default(),
-        counts: MethodCounts::default(),
-    };
+    let mut record = MethodRecord::default();
     let (mut out, mut i) = (Vec::new(), 0);
     while reader.next_raw().map_err(|e| e.message)? {
         if decode(i) {

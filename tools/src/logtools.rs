@@ -34,7 +34,7 @@ fn each_record(
     pass: &str,
     mut f: impl FnMut(&Path, &MethodRecord) -> Result<(), Error>,
 ) -> Result<Vec<String>, Error> {
-    let mut record = blank_record();
+    let mut record = MethodRecord::default();
     let open = LogReader::open;
     each_log(paths, progress, pass, open, |path, reader, read| {
         while reader.next_into(&mut record)? {
@@ -43,15 +43,6 @@ fn each_record(
         }
         Ok(())
     })
-}
-
-/// A record to decode into, its buffers reused from record to record.
-fn blank_record() -> MethodRecord {
-    MethodRecord {
-        schema: Arc::new(jitarena::counters::Schema::default()),
-        info: jitarena::log::MethodInfo::default(),
-        counts: MethodCounts::default(),
-    }
 }
 
 /// Records read from one file, counted on a [`Progress`] in batches: a record takes about a
@@ -146,7 +137,7 @@ fn schemas_of(
         })
         .map(drop);
     }
-    let mut record = blank_record();
+    let mut record = MethodRecord::default();
     // The second pass checks every record's checksum; this one only reads heads. Any error
     // here makes the merge read again with `Pass1::Decode`, whose error is the one shown.
     let open = LogReader::open_again;
@@ -352,7 +343,7 @@ fn records_one_thread(
     let buffered = std::io::BufWriter::with_capacity(MERGE_BUFFER, file.writer(WRITEBACK_EVERY));
     let mut writer = LogWriter::new(buffered).map_err(io)?;
     let mut counts = MethodCounts::default();
-    let mut record = blank_record();
+    let mut record = MethodRecord::default();
     let (mut n, mut copied) = (0, 0);
     let mut output = OutputSchema::new(schema);
     let open = LogReader::open;

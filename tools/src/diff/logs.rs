@@ -19,7 +19,6 @@ use super::tally::{finish, method_delta, rank, strip_ignored, FastMap, Tally};
 use super::{keep_largest, tier_group, DiffOptions, MemDiff};
 use crate::progress::Progress;
 use crate::report::stats::expand_inputs;
-use jitarena::counters::Schema;
 use jitarena::error::Error;
 use jitarena::format::io_error;
 use jitarena::log::{LogReader, MethodCounts, MethodInfo, MethodRecord};
@@ -117,11 +116,7 @@ fn visit_needed(
 
 /// An empty record buffer.
 fn new_record() -> MethodRecord {
-    MethodRecord {
-        schema: Arc::new(Schema::default()),
-        info: MethodInfo::default(),
-        counts: MethodCounts::default(),
-    }
+    MethodRecord::default()
 }
 
 /// [`visit_needed`], reading every file through.

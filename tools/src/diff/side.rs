@@ -16,9 +16,7 @@ use crate::progress::Progress;
 use crate::union::{SchemaUnion, INVALID};
 use jitarena::counters::Schema;
 use jitarena::error::Error;
-use jitarena::log::{
-    CountsVisitor, LogReader, Mark, MethodCounts, MethodInfo, MethodRecord, ReaderDictionary,
-};
+use jitarena::log::{CountsVisitor, LogReader, Mark, MethodInfo, MethodRecord, ReaderDictionary};
 
 /// A method's identity: its context number when it has one, else a 128-bit hash of its name
 /// and tier (bit 127 set, so that the two cannot meet; a collision is out of reach).
@@ -211,11 +209,7 @@ impl Side {
     ) -> Result<Option<Side>, Error> {
         let mut side = Side::default();
         let mut cache = Cache::default();
-        let mut record = MethodRecord {
-            schema: Arc::new(Schema::default()),
-            info: MethodInfo::default(),
-            counts: MethodCounts::default(),
-        };
+        let mut record = MethodRecord::default();
         for path in files {
             if stop.load(Ordering::Relaxed) {
                 return Ok(None);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 
-use super::{blank_record, changed_while_read, each_log, Merged, OutputSchema};
+use super::{changed_while_read, each_log, Merged, OutputSchema};
 use super::{MERGE_BUFFER, PASS_2};
 use crate::output::{OutputFile, OutputWriter, WRITEBACK_EVERY};
 use crate::progress::Progress;
@@ -15,7 +15,7 @@ use crate::union::SchemaUnion;
 use jitarena::counters::Schema;
 use jitarena::error::{Error, ErrorCode};
 use jitarena::format::io_error;
-use jitarena::log::{LogReader, LogWriter, MethodCounts, RecordBatch};
+use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodRecord, RecordBatch};
 
 /// Records in a batch, at most.
 pub(super) const BATCH_RECORDS: usize = 1024;
@@ -177,7 +177,7 @@ fn read_jobs(
     let mut batch = RecordBatch::new();
     let mut decoded = Vec::new();
     let mut decoded_bytes = 0;
-    let mut record = blank_record();
+    let mut record = MethodRecord::default();
     let (mut n, mut copied) = (0, 0);
     let mut output = OutputSchema::new(schema);
     let open = LogReader::open;

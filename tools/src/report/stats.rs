@@ -15,8 +15,7 @@ use crate::union::{SchemaUnion, INVALID};
 use jitarena::counters::Schema;
 use jitarena::error::Error;
 use jitarena::log::{
-    add_checked, sum_too_large, CountsVisitor, LogReader, MethodCounts, MethodInfo, MethodRecord,
-    RecordBatch,
+    add_checked, sum_too_large, CountsVisitor, LogReader, MethodCounts, MethodRecord, RecordBatch,
 };
 
 mod threads;
@@ -309,11 +308,7 @@ const TIERS_HELD: usize = 16;
 impl Accumulator {
     fn read(&mut self, path: &Path) -> Result<(), Error> {
         let mut reader = LogReader::open(path)?;
-        let mut r = MethodRecord {
-            schema: Arc::new(Schema::default()),
-            info: MethodInfo::default(),
-            counts: MethodCounts::default(),
-        };
+        let mut r = MethodRecord::default();
         let mut last = Last::default();
         let result = (|| {
             while reader.next_raw()? {
@@ -365,11 +360,7 @@ impl Accumulator {
     /// total that overflows is an error that does not say which (the caller reads the logs
     /// again on one thread).
     fn add_batch(&mut self, batch: &RecordBatch, first: u64, last: &mut Last) -> Result<(), Error> {
-        let mut r = MethodRecord {
-            schema: Arc::new(Schema::default()),
-            info: MethodInfo::default(),
-            counts: MethodCounts::default(),
-        };
+        let mut r = MethodRecord::default();
         // Messages name no file: on any error, the caller reads the logs again.
         let path = Path::new("");
         for (i, at) in (0..batch.len()).zip(first..) {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::{Accumulator, Last, Stats};
 use jitarena::counters::Schema;
 use jitarena::error::{Error, ErrorCode};
-use jitarena::log::{LogReader, MethodCounts, MethodInfo, MethodRecord, RecordBatch};
+use jitarena::log::{LogReader, MethodRecord, RecordBatch};
 
 /// Records in a batch, at most.
 pub(super) const BATCH_RECORDS: usize = 1024;
@@ -115,11 +115,7 @@ fn read_all(
     let mut acc = Accumulator::default();
     let mut batch = RecordBatch::new();
     let mut first = 0;
-    let mut r = MethodRecord {
-        schema: Arc::new(Schema::default()),
-        info: MethodInfo::default(),
-        counts: MethodCounts::default(),
-    };
+    let mut r = MethodRecord::default();
     for path in files {
         let mut reader = LogReader::open(path)?;
         let mut last = Last::default();
