@@ -573,6 +573,16 @@ fn read_kinds<S: Sink>(
         // SAFETY: `Pext::detect` found BMI2 on this processor.
         return unsafe { read_kinds_bmi2(p, bitmap, sink, pext) };
     }
+    read_kinds_portable(p, bitmap, sink)
+}
+
+/// [`read_kinds_with`] for any processor.
+#[inline(never)]
+fn read_kinds_portable<S: Sink>(
+    p: &mut Payload<'_>,
+    bitmap: &[u8],
+    sink: &mut S,
+) -> Result<(u64, u64, bool), Malformed> {
     read_kinds_with(p, bitmap, sink, &Portable)
 }
 
@@ -590,8 +600,8 @@ fn read_kinds_bmi2<S: Sink>(
 }
 
 /// [`read_kinds`] with the pairs read by `pairs`. The innermost loop of every reader: its
-/// position is kept in a local, not in `p`, and it is a function of its own (but where the
-/// BMI2 one inlines it) so that its state stays in registers.
+/// position is kept in a local, not in `p`, and each of its callers is a function of its own so
+/// that its state stays in registers.
 #[inline(always)]
 fn read_kinds_with<S: Sink, P: PairReader>(
     p: &mut Payload<'_>,
