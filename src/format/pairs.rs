@@ -193,6 +193,51 @@ mod tests {
         }
     }
 
+    /// Buffers of 1 to 40 bytes whose top bits are set with chance 1/8 to 7/8 (values of
+    /// every length, padded ones like 0x80 0x00, runs of continuation bytes to the end):
+    /// `reader` reads the same pair, position or error as [`Portable`] from every byte of
+    /// each, so also where the eight-byte window reaches or passes the buffer's end, and
+    /// chains of pairs read one after the other end at the same place.
+    fn agrees_with_portable_at_every_offset(reader: &dyn PairReader) {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for case in 0..20_000u64 {
+            let len = 1 + (next() % 40) as usize;
+            let top = 1 + case % 7; // a top bit is set when a 3-bit draw is below `top`
+            let buf: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    (r as u8 & 0x7f) | if (r >> 8) % 8 < top { 0x80 } else { 0 }
+                })
+                .collect();
+            for at in 0..=len {
+                let got = reader.pair_at(&buf, at).map_err(|e| e.0);
+                let want = Portable.pair_at(&buf, at).map_err(|e| e.0);
+                assert_eq!(got, want, "at {at} of {buf:02x?}");
+            }
+            let mut at = 0;
+            while let Ok((_, _, next_at)) = Portable.pair_at(&buf, at) {
+                let got = reader.pair_at(&buf, at).map(|(_, _, n)| n).map_err(|e| e.0);
+                assert_eq!(got, Ok(next_at), "at {at} of {buf:02x?}");
+                at = next_at;
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_pext_reader_agrees_with_the_portable_one_at_every_offset() {
+        match super::Pext::detect() {
+            Some(pext) => agrees_with_portable_at_every_offset(pext),
+            None => eprintln!("no fast BMI2 here: the pext reader is not tested"),
+        }
+    }
+
     #[test]
     fn every_pattern_of_two_values_ending_within_eight_bytes_has_a_shape() {
         let shapes = shapes();
