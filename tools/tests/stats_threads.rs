@@ -196,6 +196,15 @@ fn phases_that_add_up_past_2_pow_64_only_together_are_exact() {
     let stats = same_on_two_threads(&inputs);
     let phases: Vec<(&str, u64)> = stats.phases.iter().map(|p| (&*p.name, p.bytes)).collect();
     assert_eq!(phases, [("P", 3 << 62), ("Q", 3 << 62), ("R", 3 << 62)]);
+    // Records after them add up as they do alone.
+    let more = generated("after-heavy-phases.jas", 5, 2000, &[]);
+    let alone = same_on_two_threads(std::slice::from_ref(&more));
+    let after = same_on_two_threads(&[inputs[0].clone(), more]);
+    for p in &alone.phases {
+        let got = after.phases.iter().find(|q| q.name == p.name).unwrap();
+        assert_eq!(got.bytes, p.bytes, "{}", p.name);
+    }
+    assert_eq!(after.methods, alone.methods + 3);
 }
 
 /// A log read through a pipe cannot be read again after an error: stats reads it on one

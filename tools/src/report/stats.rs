@@ -194,8 +194,8 @@ struct Accumulator {
     invalid: (u64, u64),
     phases: Vec<u64>,
     no_phase: u64,
-    /// The sum of every record's phases added (at most 2^64 - 1: it stays there once past),
-    /// which bounds each phase's total ([`Accumulator::phases_may_have_wrapped`]).
+    /// A bound on each phase's total: the sum of every record's phases added, or the largest
+    /// total once they were added one by one ([`Accumulator::phases_may_have_wrapped`]).
     phase_total: u64,
     /// Bytes per (united phase, united kind) slot pair; the buckets as [`INVALID`].
     phase_kinds: HashMap<(u32, u32), u64>,
@@ -352,7 +352,12 @@ impl Accumulator {
                 self.add_phases_checked(&whole.counts, &last.phase_map, path)?;
             }
         }
-        self.phase_total = self.phase_total.saturating_add(phase_sum);
+        self.phase_total = match phases_wrapped {
+            // The totals are exact again; the largest bounds them all, so that only records
+            // that could take one past 2^64 - 1 are added one by one again.
+            true => self.phases.iter().copied().fold(self.no_phase, u64::max),
+            false => self.phase_total + phase_sum,
+        };
         self.add(r, sums, last, path, at)
     }
 
