@@ -37,7 +37,8 @@ pub(crate) struct Pext(());
 #[cfg(target_arch = "x86_64")]
 impl Pext {
     /// A reader, if this processor has BMI2 and does not run `pext` in microcode (AMD's and
-    /// Hygon's before family 19h, Zen 3, take a cycle per bit of the mask). Checked once.
+    /// Hygon's before family 19h, Zen 3, take tens to hundreds of cycles per `pext`, more the
+    /// more bits its mask sets). Checked once.
     pub(crate) fn detect() -> Option<&'static Pext> {
         static FAST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         static PEXT: Pext = Pext(());
@@ -55,7 +56,7 @@ fn slow_pext() -> bool {
     if cfg!(miri) {
         return false;
     }
-    // `__cpuid` is safe from Rust 1.87 on; the crate still builds with 1.86.
+    // `__cpuid` is a safe function in newer Rust than the oldest this crate builds with (1.86).
     // SAFETY: every x86-64 processor has the `cpuid` instruction; leaves 0 and 1 always exist.
     #[allow(unused_unsafe)]
     let (vendor, signature) = unsafe { (__cpuid(0), __cpuid(1).eax) };
