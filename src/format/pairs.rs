@@ -146,6 +146,25 @@ mod tests {
     use super::{ends, shapes, PairReader, Portable};
     use crate::format::{put_varint, Payload};
 
+    /// A xorshift generator from `seed`, for reproducible cases.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
+    /// Runs `check` on the pext reader where this processor runs `pext` in hardware.
+    #[cfg(target_arch = "x86_64")]
+    fn on_pext(check: fn(&dyn PairReader)) {
+        match super::Pext::detect() {
+            Some(pext) => check(pext),
+            None => eprintln!("no fast BMI2 here: the pext reader is not tested"),
+        }
+    }
+
     /// Pairs of values of every length, and words of random bytes (values padded with zero
     /// groups, runs of continuation bytes): `reader` reads what two values read one by one
     /// give, or the same error.
@@ -163,11 +182,9 @@ mod tests {
                 cases.push(bytes);
             }
         }
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..words {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = next();
             let word = (state & 0x7f7f_7f7f_7f7f_7f7f) | (state >> 8 & 0x8080_8080_8080_8080);
             cases.push(word.to_le_bytes().to_vec());
         }
@@ -195,10 +212,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_pext_reader_reads_pairs_as_one_by_one_where_the_processor_has_it() {
-        match super::Pext::detect() {
-            Some(pext) => agrees_with_one_by_one(pext),
-            None => eprintln!("no fast BMI2 here: the pext reader is not tested"),
-        }
+        on_pext(agrees_with_one_by_one);
     }
 
     /// Buffers of 1 to 40 bytes whose top bits are set with chance 1/8 to 7/8 (values of
@@ -207,13 +221,7 @@ mod tests {
     /// each, so also where the eight-byte window reaches or passes the buffer's end, and
     /// chains of pairs read one after the other end at the same place.
     fn agrees_with_portable_at_every_offset(reader: &dyn PairReader) {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for case in 0..if cfg!(miri) { 100 } else { 20_000u64 } {
             let len = 1 + (next() % 40) as usize;
             let top = 1 + case % 7; // a top bit is set when a 3-bit draw is below `top`
@@ -240,10 +248,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_pext_reader_agrees_with_the_portable_one_at_every_offset() {
-        match super::Pext::detect() {
-            Some(pext) => agrees_with_portable_at_every_offset(pext),
-            None => eprintln!("no fast BMI2 here: the pext reader is not tested"),
-        }
+        on_pext(agrees_with_portable_at_every_offset);
     }
 
     #[test]
