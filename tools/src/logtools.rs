@@ -191,6 +191,41 @@ fn union_shown(paths: &[PathBuf], progress: &Progress, pass1: Pass1) -> Result<S
     Ok(union)
 }
 
+/// The first pass of a merge guessed from the first record of each log, when every log is a
+/// regular file (a pipe cannot be read again): the union of those records' schemas, and each
+/// log's first record's schema (`None` for a log without records). It is the first pass's
+/// union whenever every record of a log has the schema of the log's first record, as the
+/// shards of one JIT build do; the second pass checks that of every record ([`pipelined::Guess`])
+/// and gives up at the first that does not. `None` where any log cannot be read so far.
+fn guess_first_pass(
+    paths: &[PathBuf],
+) -> Option<(SchemaUnion, Vec<Option<Arc<jitarena::counters::Schema>>>)> {
+    let mut union = SchemaUnion::default();
+    let mut firsts = Vec::with_capacity(paths.len());
+    let mut record = MethodRecord::default();
+    for path in paths {
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
+        let mut reader = LogReader::open_again(path).ok()?;
+        let first = match reader.next_raw().ok()? {
+            false => None,
+            true => Some(match reader.current_schema().ok()? {
+                Some(schema) => Arc::clone(schema),
+                None => {
+                    reader.decode_current(&mut record).ok()?;
+                    Arc::clone(&record.schema)
+                }
+            }),
+        };
+        if let Some(schema) = &first {
+            union.add(schema);
+        }
+        firsts.push(first);
+    }
+    Some((union, firsts))
+}
+
 /// Merges logs into one at `out`, with one schema: the union of theirs by name. Returns the
 /// number of records and the readers' warnings. `out` may not be one of the logs (callers that
 /// list directories also check it against them: [`check_not_input`]); it is written under a
@@ -225,6 +260,9 @@ pub struct Merged {
     /// Whether the records were written again on one thread, after a record to be copied
     /// failed its check on the two-thread pass (see [`merge_in_batches`]).
     pub written_again: bool,
+    /// Whether the union of the schemas was taken from the first record of each log, without
+    /// a first pass over every record (see [`merge_in_batches`]).
+    pub first_pass_guessed: bool,
 }
 
 /// [`merge`], saying how many records were copied.
@@ -234,6 +272,12 @@ pub fn merge_counted(paths: &[PathBuf], out: &Path, progress: &Progress) -> Resu
 
 /// [`merge_counted`] with `batch_records` records at most in each batch that the thread
 /// reading the inputs passes to the thread writing the output (tests use small ones).
+///
+/// The union of the schemas is first guessed from the first record of each log, and the
+/// records are written against it while the guess is checked record by record (every record
+/// of a log must have the schema of its first, as the shards of one JIT build do); only when
+/// a record proves it wrong, or anything fails, is the output dropped and written again after
+/// a first pass over every record, so that the file, or the error, is that pass's.
 ///
 /// The reading thread takes the records to copy unchecked, and checks every other batch; the
 /// writing thread checks the others, so the two cores share the checks. Should any record fail
@@ -247,6 +291,30 @@ pub fn merge_in_batches(
     batch_records: usize,
 ) -> Result<Merged, Error> {
     check_not_input(out, paths)?;
+    if let Some((mut union, firsts)) = guess_first_pass(paths) {
+        let guess = pipelined::Guess::new(&firsts);
+        if let Ok(schema) = union.schema() {
+            let schema = Arc::new(schema);
+            let guessed = pipelined::records(
+                paths,
+                out,
+                progress,
+                &mut union,
+                &schema,
+                batch_records,
+                Some(guess),
+            );
+            // Anything but a merge whose every record bore the guess out (an error, a record
+            // that failed its check) is left to the first pass and the second made again, so
+            // that the file, or the error, is theirs.
+            if let Ok(Some(merged)) = guessed {
+                return Ok(Merged {
+                    first_pass_guessed: true,
+                    ..merged
+                });
+            }
+        }
+    }
     let mut union = match union_shown(paths, progress, Pass1::Heads) {
         // The error that decoding every record meets first (a record's counters may be
         // corrupt before the head that failed), as the second pass would report it.
@@ -254,7 +322,15 @@ pub fn merge_in_batches(
         Ok(union) => union,
     };
     let schema = Arc::new(union.schema()?);
-    match pipelined::records(paths, out, progress, &mut union, &schema, batch_records)? {
+    match pipelined::records(
+        paths,
+        out,
+        progress,
+        &mut union,
+        &schema,
+        batch_records,
+        None,
+    )? {
         Some(merged) => Ok(merged),
         None => {
             let mut merged = records_one_thread(paths, out, progress, &mut union, &schema, true)?;
@@ -389,6 +465,7 @@ fn records_one_thread(
         warnings,
         schemas_compared: output.compared,
         written_again: false,
+        first_pass_guessed: false,
     })
 }
 

@@ -73,6 +73,10 @@ fn generated_shards_are_copied_and_the_file_is_the_same() {
     let merged = both("gen", &[a.clone(), b.clone()]);
     assert_eq!((merged.records, merged.copied), (6000, 6000));
     assert!(!merged.written_again, "every record passed its check");
+    assert!(
+        merged.first_pass_guessed,
+        "every record has its shard's first schema"
+    );
     // A merged log merged again with a shard: copied too.
     let again = both("gen-again", &[tmp("merged-gen.jas"), a]);
     assert_eq!((again.records, again.copied), (9000, 9000));
@@ -128,6 +132,42 @@ fn shards_of_other_schemas_and_version_1_logs_are_the_same_file() {
     // A version-1 log is converted, never copied.
     let converted = both("v1", &[v1]);
     assert_eq!((converted.records, converted.copied), (v1_records, 0));
+    assert!(converted.first_pass_guessed);
+    // The second file's second record is not of its first record's schema: the guess is given up.
+    assert!(!mixed.first_pass_guessed);
+}
+
+/// A log whose later record adds a kind ahead of a later log's first record: the union taken
+/// from the first records alone would order the kinds A, B, C, and every record's schema gives
+/// A, C, B. The guess is given up at that record, and the file is the first pass's.
+#[test]
+fn a_guess_of_the_first_pass_that_a_later_record_proves_wrong_is_given_up() {
+    let a = schema(&["A"], &["P"]);
+    let ac = schema(&["A", "C"], &["P"]);
+    let abc = schema(&["A", "B", "C"], &["P"]);
+    let c = |kinds: Vec<(u32, u64, u64)>| {
+        let bytes = kinds.iter().map(|k| k.1).sum();
+        common::counts(kinds, vec![(0, bytes)])
+    };
+    let first = written(
+        "guess-a.jas",
+        &[
+            (&a, "N.C:M0", c(vec![(0, 10, 1)])),
+            (&ac, "N.C:M1", c(vec![(0, 4, 1), (1, 6, 2)])),
+        ],
+    );
+    let second = written(
+        "guess-abc.jas",
+        &[(&abc, "N.D:M", c(vec![(1, 5, 1), (2, 7, 1)]))],
+    );
+    let merged = both("guess-wrong", &[first.clone(), second.clone()]);
+    assert!(!merged.first_pass_guessed);
+    assert_eq!(merged.records, 3);
+    let (records, _) = jitarena::log::read_all(&tmp("merged-guess-wrong.jas")).unwrap();
+    assert_eq!(records[0].schema.kinds, ["A", "C", "B"]);
+    // Each file alone bears its guess out, or gives it up, as its records say.
+    assert!(!both("guess-a", &[first]).first_pass_guessed);
+    assert!(both("guess-abc", &[second]).first_pass_guessed);
 }
 
 #[test]

@@ -52,6 +52,52 @@ enum Halt {
     CheckFailed,
     /// The writing thread is gone (it failed, or met a record that failed its check).
     WriterGone,
+    /// A record's schema is not its log's first record's, as a guessed first pass took it to
+    /// be ([`Guess`]).
+    GuessWrong,
+}
+
+/// A first pass guessed from the first record of each log ([`super::guess_first_pass`]),
+/// checked record by record in the second: it is the first pass's union only if every record
+/// of a log has the schema of the log's first record.
+pub(super) struct Guess<'a> {
+    /// Each log's first record's schema; `None` for a log that had no record.
+    firsts: &'a [Option<Arc<Schema>>],
+    /// Logs begun so far (the current one is `firsts[file - 1]`).
+    file: usize,
+    /// The last schema (by address) found equal to the current log's first.
+    last: Option<Arc<Schema>>,
+}
+
+impl<'a> Guess<'a> {
+    /// A guess of these first schemas, one per log, in order.
+    pub(super) fn new(firsts: &'a [Option<Arc<Schema>>]) -> Guess<'a> {
+        Guess {
+            firsts,
+            file: 0,
+            last: None,
+        }
+    }
+
+    /// The next log begins.
+    fn next_file(&mut self) {
+        self.file += 1;
+        self.last = None;
+    }
+
+    /// Whether a record of the current log with `schema` keeps the guess right: its schema is
+    /// the log's first record's (compared by name once per schema of the log).
+    fn holds(&mut self, schema: &Arc<Schema>) -> bool {
+        if self.last.as_ref().is_some_and(|l| Arc::ptr_eq(l, schema)) {
+            return true;
+        }
+        let first = self.file.checked_sub(1).and_then(|i| self.firsts.get(i));
+        let same = matches!(first, Some(Some(first)) if **first == **schema);
+        if same {
+            self.last = Some(Arc::clone(schema));
+        }
+        same
+    }
 }
 
 impl From<Error> for Halt {
@@ -61,8 +107,9 @@ impl From<Error> for Halt {
 }
 
 /// Writes every record of `paths` to a new `out`, as the one-thread pass does, on two
-/// threads. `None`: a record to be copied failed its check, or the second thread could not
-/// start; nothing is left at `out`, and the caller writes the records on one thread.
+/// threads. `None`: a record to be copied failed its check, the second thread could not
+/// start, or a record proved `guess` wrong; nothing is left at `out`, and the caller writes the
+/// records on one thread (or, after a guess, makes the first pass).
 pub(super) fn records(
     paths: &[PathBuf],
     out: &Path,
@@ -70,6 +117,7 @@ pub(super) fn records(
     union: &mut SchemaUnion,
     schema: &Arc<Schema>,
     batch_records: usize,
+    guess: Option<Guess<'_>>,
 ) -> Result<Option<Merged>, Error> {
     let mut file = OutputFile::create(out)?;
     file.start_writeback();
@@ -97,6 +145,7 @@ pub(super) fn records(
             schema,
             &mut feed,
             batch_records.max(1),
+            guess,
         );
         drop(feed); // the writer ends once it has taken every job
         let written = writer.join().unwrap_or_else(|_| {
@@ -110,7 +159,7 @@ pub(super) fn records(
     // A failed check first: decoding that record says what is wrong with it, as it would have
     // on one thread, before any error met later in the inputs.
     let merged = match (read, written) {
-        (Err(Halt::CheckFailed), _) | (_, Ok(false)) => return Ok(None),
+        (Err(Halt::CheckFailed | Halt::GuessWrong), _) | (_, Ok(false)) => return Ok(None),
         (Err(Halt::Failed(e)), _) => return Err(e),
         (_, Err(e)) => return Err(e),
         (Err(Halt::WriterGone), Ok(true)) => {
@@ -165,7 +214,7 @@ impl Feed {
     }
 }
 
-/// Reads every record of `paths` into jobs for the writing thread.
+/// Reads every record of `paths` into jobs for the writing thread, checking `guess` if any.
 fn read_jobs(
     paths: &[PathBuf],
     progress: &Progress,
@@ -173,6 +222,7 @@ fn read_jobs(
     schema: &Schema,
     feed: &mut Feed,
     batch_records: usize,
+    mut guess: Option<Guess<'_>>,
 ) -> Result<Merged, Halt> {
     let mut batch = RecordBatch::new();
     let mut decoded = Vec::new();
@@ -183,8 +233,14 @@ fn read_jobs(
     let open = LogReader::open;
     let warnings = each_log(paths, progress, PASS_2, open, |path, reader, read| {
         output.next_file();
+        if let Some(guess) = guess.as_mut() {
+            guess.next_file();
+        }
         while reader.next_raw()? {
             let copy = match reader.current_schema()? {
+                Some(s) if guess.as_mut().is_some_and(|g| !g.holds(s)) => {
+                    return Err(Halt::GuessWrong)
+                }
                 Some(s) => output.is_output(s),
                 None => false,
             };
@@ -200,6 +256,9 @@ fn read_jobs(
             } else {
                 feed.copies(&mut batch)?;
                 reader.decode_current(&mut record)?;
+                if guess.as_mut().is_some_and(|g| !g.holds(&record.schema)) {
+                    return Err(Halt::GuessWrong);
+                }
                 let mut counts = MethodCounts::default();
                 if !union.remap_sealed(&record.schema, &record.counts, &mut counts) {
                     return Err(Halt::Failed(changed_while_read(path)));
@@ -234,6 +293,7 @@ fn read_jobs(
         warnings,
         schemas_compared: output.compared,
         written_again: false,
+        first_pass_guessed: false,
     })
 }
 
