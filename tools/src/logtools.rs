@@ -230,8 +230,9 @@ fn guess_first_pass(
 /// number of records and the readers' warnings. `out` may not be one of the logs (callers that
 /// list directories also check it against them: [`check_not_input`]); it is written under a
 /// temporary name and renamed into place when complete, so a failed merge leaves any earlier
-/// file as it was. Progress is counted on `progress` (both passes: the schemas, then the
-/// records).
+/// file as it was. Progress is counted on `progress` (the passes made: the records only when
+/// the first pass is guessed, see [`merge_in_batches`]; the schemas, then the records, when it
+/// is made, after the records of a guess given up).
 ///
 /// A version-2 record whose schema is already the union (the same names in the same order) is
 /// copied: its head is written again for the output, its counters are checked and copied as
