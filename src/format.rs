@@ -185,6 +185,15 @@ pub fn put_frame(out: &mut Vec<u8>, kind: u8, payload: &[u8]) {
     out.extend_from_slice(&crc.to_le_bytes());
 }
 
+/// [`put_frame`] of a frame whose checksum `crc` is known: a frame read and checked before,
+/// of the same type and payload.
+pub(crate) fn put_frame_known(out: &mut Vec<u8>, kind: u8, payload: &[u8], crc: u32) {
+    out.push(kind);
+    put_varint(out, payload.len() as u64);
+    out.extend_from_slice(payload);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
+
 /// The most bytes a LEB128 value of 64 bits takes.
 pub(crate) const MAX_VARINT: usize = 10;
 
@@ -429,6 +438,8 @@ pub struct FrameReader {
     deferred: bool,
     /// The current frame's checksum, while it is not yet checked.
     unchecked: Option<[u8; 4]>,
+    /// The current frame's checksum, once checked.
+    checked: Option<u32>,
 }
 
 /// The first read of a frame's body: larger frames are read in growing steps, so that memory
@@ -498,6 +509,7 @@ impl FrameReader {
             scanned: HEADER_LEN as u64,
             deferred: false,
             unchecked: None,
+            checked: None,
         })
     }
 
@@ -653,8 +665,10 @@ impl FrameReader {
         if hasher.finalize().to_le_bytes() != crc {
             return Err(self.corrupt(start, CHECKSUM_MISMATCH));
         }
+        let checked = <[u8; 4]>::try_from(crc).ok().map(u32::from_le_bytes);
         body.truncate(len as usize);
         self.unchecked = None;
+        self.checked = checked;
         self.frame.kind = head[0];
         self.frame.offset = start;
         self.offset = start + (head_len + want) as u64;
@@ -700,8 +714,11 @@ impl FrameReader {
         };
         if self.deferred {
             self.unchecked = Some(crc);
+            self.checked = None;
         } else if crc32fast::hash(&buf[..end]).to_le_bytes() != crc {
             return Ok(false);
+        } else {
+            self.checked = Some(u32::from_le_bytes(crc));
         }
         self.frame.kind = buf[0];
         self.frame.offset = self.offset;
@@ -739,6 +756,13 @@ impl FrameReader {
     /// The frame read by the last successful [`FrameReader::advance`].
     pub fn frame(&self) -> &Frame {
         &self.frame
+    }
+
+    /// The checksum of the frame read by the last successful [`FrameReader::advance`], if
+    /// `advance` checked it (not when checks are deferred): a copy of the frame, the same type
+    /// and payload byte for byte, has it too (its length has one encoding).
+    pub(crate) fn checked_crc(&self) -> Option<u32> {
+        self.checked
     }
 
     fn cut_short(&mut self, start: u64, have: u64) {

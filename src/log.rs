@@ -253,12 +253,27 @@ impl<W: Write> RecordWriter<W> {
 
     /// Appends a record of frame type `kind` whose whole payload `body` encodes, given the ids
     /// of its schema and tier. When `body` fails, nothing is written.
+    #[inline(always)]
     pub(crate) fn write_raw(
         &mut self,
         kind: u8,
         schema: &Arc<Schema>,
         tier: Option<&str>,
         body: impl FnOnce(&mut Vec<u8>, u64, u64) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.write_raw_known(kind, schema, tier, |p, schema_id, tier_id| {
+            body(p, schema_id, tier_id).map(|()| None)
+        })
+    }
+
+    /// [`RecordWriter::write_raw`] whose `body` also returns the frame's checksum when it
+    /// knows it: a copy, byte for byte, of a frame of type `kind` read and checked before.
+    pub(crate) fn write_raw_known(
+        &mut self,
+        kind: u8,
+        schema: &Arc<Schema>,
+        tier: Option<&str>,
+        body: impl FnOnce(&mut Vec<u8>, u64, u64) -> io::Result<Option<u32>>,
     ) -> io::Result<()> {
         if let Some(torn) = self.torn {
             return Err(io::Error::other(format!(
@@ -270,8 +285,10 @@ impl<W: Write> RecordWriter<W> {
         let ids = self.dict.ids(schema, tier, &mut self.frame);
         let p = &mut self.payload;
         p.clear();
-        body(p, ids.schema, ids.tier)?;
-        put_frame(&mut self.frame, kind, p);
+        match body(p, ids.schema, ids.tier)? {
+            Some(crc) => format::put_frame_known(&mut self.frame, kind, p, crc),
+            None => put_frame(&mut self.frame, kind, p),
+        }
         match write_counted(&mut self.out, &self.frame) {
             Ok(()) => {
                 self.dict.commit(ids, schema, tier);

@@ -98,7 +98,7 @@ impl<W: Write> LogWriter<W> {
         same_lengths(schema, r.schema.kinds.len(), r.schema.phases.len())?;
         let counters = &r.payload[r.head.body..];
         let name = r.name.unwrap_or("");
-        self.copy_counters(schema, r.tier, r.head, counters, name, r.context)
+        self.copy_counters(schema, r.tier, r.head, counters, name, r.context, None)
     }
 
     /// Appends the records of `batch`, in order, as [`LogWriter::write_copy`] does: the same
@@ -120,12 +120,18 @@ impl<W: Write> LogWriter<W> {
             let tier = t.tier.map(|i| &*batch.tiers[i]);
             let counters = &batch.bytes[t.counters.clone()];
             let name = &batch.names[t.name.clone()];
-            self.copy_counters(schema, tier, &t.head, counters, name, t.context)?;
+            let known = t.crc.map(|crc| (&batch.bytes[t.payload.clone()], crc));
+            self.copy_counters(schema, tier, &t.head, counters, name, t.context, known)?;
         }
         Ok(())
     }
 
     /// Appends a record of `schema` whose counters, laid out after `head`, are `counters`.
+    /// `known`: the payload of the record as read and the checksum of its frame, checked when
+    /// read: when the payload written is the same bytes (the record's head is written as it was
+    /// read, as it is for every record of a shard after its first), so is the frame, and its
+    /// checksum is not computed again.
+    #[allow(clippy::too_many_arguments)]
     fn copy_counters(
         &mut self,
         schema: &Arc<Schema>,
@@ -134,13 +140,14 @@ impl<W: Write> LogWriter<W> {
         counters: &[u8],
         name: &str,
         context: i64,
+        known: Option<(&[u8], u32)>,
     ) -> io::Result<()> {
         let prev = &self.prev;
         self.records
-            .write_raw(FRAME_METHOD, schema, tier, |p, schema_id, tier_id| {
+            .write_raw_known(FRAME_METHOD, schema, tier, |p, schema_id, tier_id| {
                 record::put_head(p, head, (schema_id, tier_id), prev, name, context);
                 p.extend_from_slice(counters);
-                Ok(())
+                Ok(known.and_then(|(read, crc)| (read == p.as_slice()).then_some(crc)))
             })?;
         self.prev.context = context;
         self.prev.name.clear();
@@ -196,6 +203,10 @@ struct Taken {
     schema: usize,
     /// Where the record's frame starts in its log.
     offset: u64,
+    /// The record's payload as read (its head, then its counters: `counters` ends it).
+    payload: Range<usize>,
+    /// The checksum of the record's frame, when the reader checked it.
+    crc: Option<u32>,
 }
 
 impl RecordBatch {
@@ -342,10 +353,16 @@ impl LogReader {
                 batch.tiers.len() - 1
             }
         });
-        let payload = &self.frames.frame().payload;
+        let frame = self.frames.frame();
+        let payload = &frame.payload;
         let start = batch.bytes.len();
-        batch.bytes.extend_from_slice(&payload[head.body..]);
-        let counters = start..batch.bytes.len();
+        batch.bytes.extend_from_slice(payload);
+        let counters = start + head.body..batch.bytes.len();
+        let whole = start..batch.bytes.len();
+        let crc = self
+            .frames
+            .checked_crc()
+            .filter(|_| frame.kind == FRAME_METHOD);
         let start = batch.names.len();
         batch.names.push_str(&self.prev.name);
         let name = start..batch.names.len();
@@ -357,6 +374,8 @@ impl LogReader {
             tier,
             schema: schema_at,
             offset: self.frames.frame().offset,
+            payload: whole,
+            crc,
         });
         batch.checked = false;
         true
