@@ -203,7 +203,8 @@ struct Taken {
     schema: usize,
     /// Where the record's frame starts in its log.
     offset: u64,
-    /// The record's payload as read (its head, then its counters: `counters` ends it).
+    /// The record's payload as read (its head, then its counters: `counters` ends it), when
+    /// `crc` is known; else its counters alone.
     payload: Range<usize>,
     /// The checksum of the record's frame, when the reader checked it.
     crc: Option<u32>,
@@ -319,6 +320,18 @@ impl LogReader {
     /// later ([`RecordBatch::visit`]). The record's frame checksum was checked by
     /// [`LogReader::next_raw`] (unless the reader was opened with [`LogReader::open_again`]).
     pub fn take_current(&self, batch: &mut RecordBatch) -> bool {
+        self.take(batch, false)
+    }
+
+    /// [`LogReader::take_current`] of a record to be copied: the batch also keeps the record's
+    /// head as read and its frame's checksum, if checked, so that [`LogWriter::write_batch`]
+    /// need not compute the checksum again when it writes the same head.
+    pub fn take_current_to_copy(&self, batch: &mut RecordBatch) -> bool {
+        self.take(batch, true)
+    }
+
+    #[inline(always)]
+    fn take(&self, batch: &mut RecordBatch, keep_head: bool) -> bool {
         if self.frames.version() < 2 {
             return false;
         }
@@ -354,15 +367,21 @@ impl LogReader {
             }
         });
         let frame = self.frames.frame();
-        let payload = &frame.payload;
+        let kept = match keep_head {
+            true => &frame.payload[..],
+            false => &frame.payload[head.body..],
+        };
         let start = batch.bytes.len();
-        batch.bytes.extend_from_slice(payload);
-        let counters = start + head.body..batch.bytes.len();
+        batch.bytes.extend_from_slice(kept);
+        let counters = batch.bytes.len() - (frame.payload.len() - head.body)..batch.bytes.len();
         let whole = start..batch.bytes.len();
-        let crc = self
-            .frames
-            .checked_crc()
-            .filter(|_| frame.kind == FRAME_METHOD);
+        let crc = match keep_head {
+            true => self
+                .frames
+                .checked_crc()
+                .filter(|_| frame.kind == FRAME_METHOD),
+            false => None,
+        };
         let start = batch.names.len();
         batch.names.push_str(&self.prev.name);
         let name = start..batch.names.len();

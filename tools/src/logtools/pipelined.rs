@@ -262,7 +262,7 @@ fn read_jobs(
                 feed.decoded(&mut decoded)?;
                 decoded_bytes = 0;
             }
-            if copy && reader.take_current(&mut batch) {
+            if copy && reader.take_current_to_copy(&mut batch) {
                 copied += 1;
                 if batch.len() >= batch_records || batch.bytes() >= BATCH_BYTES {
                     feed.copies(&mut batch)?;
