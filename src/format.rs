@@ -597,6 +597,8 @@ impl FrameReader {
     /// by the end of the file ends the read with a warning; a damaged one is an error. The
     /// frame's buffer is reused from frame to frame.
     pub fn advance(&mut self) -> Result<bool, Error> {
+        // Whatever happens below, the checksum of the frame before is no longer the current's.
+        self.checked = None;
         if self.done {
             return Ok(false);
         }

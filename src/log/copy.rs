@@ -176,7 +176,7 @@ fn same_lengths(schema: &Schema, kinds: usize, phases: usize) -> io::Result<()> 
 /// [`RecordBatch::clear`] keeps its buffers for the next records.
 #[derive(Debug, Default)]
 pub struct RecordBatch {
-    /// The records' counters, one after another.
+    /// The records' counters, one after another (for copies, each after its head).
     bytes: Vec<u8>,
     /// The records' names, one after another.
     names: String,
@@ -226,7 +226,7 @@ impl RecordBatch {
         self.taken.is_empty()
     }
 
-    /// Bytes of counters and names held.
+    /// Bytes of counters (and copies' heads) and names held.
     pub fn bytes(&self) -> usize {
         self.bytes.len() + self.names.len()
     }
@@ -324,8 +324,9 @@ impl LogReader {
     }
 
     /// [`LogReader::take_current`] of a record to be copied: the batch also keeps the record's
-    /// head as read and its frame's checksum, if checked, so that [`LogWriter::write_batch`]
-    /// need not compute the checksum again when it writes the same head.
+    /// head as read and its frame's checksum if the reader checked it (with checks deferred, it
+    /// checks only frames too large for its buffer), so that [`LogWriter::write_batch`] need not
+    /// compute the checksum again when it writes the same head.
     pub fn take_current_to_copy(&self, batch: &mut RecordBatch) -> bool {
         self.take(batch, true)
     }

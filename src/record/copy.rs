@@ -170,7 +170,7 @@ fn kinds_bulk(bytes: &[u8], at: usize, n: usize) -> Option<(u64, usize)> {
 /// block before; the numbers' ends and parity are found on the blocks' 16-bit masks; the 7-bit
 /// groups of each place are summed by `psadbw`. Same results; `None` also when fewer than 16
 /// bytes are left to read from a block's start.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn kinds_sse2(bytes: &[u8], at: usize, n: usize) -> Option<(u64, usize)> {
     use std::arch::x86_64::{
@@ -388,7 +388,7 @@ fn check(
 #[inline(always)]
 fn kinds_sum<const KEEP: bool>(p: &mut Strict<'_>, n: usize, bytes: &mut Vec<u64>) -> Option<u64> {
     if !KEEP {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if let Some((total, end)) = kinds_sse2(p.bytes, p.at, n) {
             p.at = end;
             return Some(total);
@@ -641,7 +641,7 @@ mod tests {
     fn kinds_in_bulk_sum_as_one_by_one() {
         let mut rng = Rng(5);
         let mut bulk = 0;
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         let mut sse2 = 0;
         for case in 0..20_000 {
             let n = rng.below(40) as usize;
@@ -665,14 +665,14 @@ mod tests {
                 bulk += 1;
                 assert_eq!(Some(got), one_by_one, "case {case}: {bytes:?}");
             }
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
             if let Some(got) = kinds_sse2(&bytes, at, n) {
                 sse2 += 1;
                 assert_eq!(Some(got), one_by_one, "case {case} (SSE2): {bytes:?}");
             }
         }
         assert!(bulk > 10_000, "{bulk}");
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         assert!(sse2 > 5_000, "{sse2}");
     }
 }
