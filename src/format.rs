@@ -761,8 +761,9 @@ impl FrameReader {
     }
 
     /// The checksum of the frame read by the last successful [`FrameReader::advance`], if
-    /// `advance` checked it (not when checks are deferred): a copy of the frame, the same type
-    /// and payload byte for byte, has it too (its length has one encoding).
+    /// `advance` checked it (with checks deferred, it checks only frames read past its
+    /// buffer): a copy of the frame, the same type and payload byte for byte, has it too (its
+    /// length has one encoding).
     pub(crate) fn checked_crc(&self) -> Option<u32> {
         self.checked
     }
