@@ -120,7 +120,10 @@ impl<W: Write> LogWriter<W> {
             let tier = t.tier.map(|i| &*batch.tiers[i]);
             let counters = &batch.bytes[t.counters.clone()];
             let name = &batch.names[t.name.clone()];
-            let known = t.crc.map(|crc| (&batch.bytes[t.payload.clone()], crc));
+            let known = t
+                .read
+                .clone()
+                .map(|(payload, crc)| (&batch.bytes[payload], crc));
             self.copy_counters(schema, tier, &t.head, counters, name, t.context, known)?;
         }
         Ok(())
@@ -203,11 +206,9 @@ struct Taken {
     schema: usize,
     /// Where the record's frame starts in its log.
     offset: u64,
-    /// The record's payload as read (its head, then its counters: `counters` ends it), when
-    /// `crc` is known; else its counters alone.
-    payload: Range<usize>,
-    /// The checksum of the record's frame, when the reader checked it.
-    crc: Option<u32>,
+    /// For a record taken to be copied whose frame the reader checked: its payload as read (its
+    /// head, then its counters, which `counters` holds) and its frame's checksum.
+    read: Option<(Range<usize>, u32)>,
 }
 
 impl RecordBatch {
@@ -368,21 +369,15 @@ impl LogReader {
             }
         });
         let frame = self.frames.frame();
-        let kept = match keep_head {
-            true => &frame.payload[..],
-            false => &frame.payload[head.body..],
-        };
-        let start = batch.bytes.len();
-        batch.bytes.extend_from_slice(kept);
-        let counters = batch.bytes.len() - (frame.payload.len() - head.body)..batch.bytes.len();
-        let whole = start..batch.bytes.len();
-        let crc = match keep_head {
-            true => self
-                .frames
-                .checked_crc()
-                .filter(|_| frame.kind == FRAME_METHOD),
+        // The head is kept only where its checksum can be.
+        let crc = match keep_head && frame.kind == FRAME_METHOD {
+            true => self.frames.checked_crc(),
             false => None,
         };
+        let (start, body) = (batch.bytes.len(), if crc.is_some() { 0 } else { head.body });
+        batch.bytes.extend_from_slice(&frame.payload[body..]);
+        let counters = start + head.body - body..batch.bytes.len();
+        let read = crc.map(|crc| (start..batch.bytes.len(), crc));
         let start = batch.names.len();
         batch.names.push_str(&self.prev.name);
         let name = start..batch.names.len();
@@ -393,9 +388,8 @@ impl LogReader {
             context: self.prev.context,
             tier,
             schema: schema_at,
-            offset: self.frames.frame().offset,
-            payload: whole,
-            crc,
+            offset: frame.offset,
+            read,
         });
         batch.checked = false;
         true

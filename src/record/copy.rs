@@ -218,11 +218,10 @@ fn kinds_sse2(bytes: &[u8], at: usize, n: usize) -> Option<(u64, usize)> {
         // SAFETY: SSE2 is enabled on every x86-64 target; registers only.
         let (bad, places) = unsafe {
             // Bytes after 1, 2, 3 and 4 continuation bytes of their number.
-            let c1 = _mm_or_si128(_mm_slli_si128(cont, 1), _mm_srli_si128(prev_cont, 15));
+            let after1 = _mm_or_si128(_mm_slli_si128(cont, 1), _mm_srli_si128(prev_cont, 15));
             let c2 = _mm_or_si128(_mm_slli_si128(cont, 2), _mm_srli_si128(prev_cont, 14));
             let c3 = _mm_or_si128(_mm_slli_si128(cont, 3), _mm_srli_si128(prev_cont, 13));
             let c4 = _mm_or_si128(_mm_slli_si128(cont, 4), _mm_srli_si128(prev_cont, 12));
-            let after1 = c1;
             let after2 = _mm_and_si128(after1, c2);
             let after3 = _mm_and_si128(after2, c3);
             let after4 = _mm_and_si128(after3, c4);
