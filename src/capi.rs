@@ -11,6 +11,7 @@ use crate::arena::raw::{ArenaSetup, Pager, RawArena};
 use crate::arena::registry::{self, Owner};
 use crate::counters::Schema;
 use crate::error::{last_error_message, set_last_error, Error, ErrorCode};
+use crate::message::message;
 use crate::method::{self, MethodRef};
 use crate::sys::{
     jitarena, jitarena_config, jitarena_method, JITARENA_ABI_VERSION, JITARENA_DEFAULT_PAGE_SIZE,
@@ -179,7 +180,13 @@ unsafe fn read_config(config: *const jitarena_config) -> Result<jitarena_config,
     if size < size_of::<usize>() || size > full {
         return Err(Error::new(
             ErrorCode::Config,
-            format!("config.struct_size is {size}; this library knows sizes up to {full} (call jitarena_config_init first)"),
+            message!(
+                "config.struct_size is ",
+                size,
+                "; this library knows sizes up to ",
+                full,
+                " (call jitarena_config_init first)"
+            ),
         ));
     }
     let mut out = default_config();
@@ -222,7 +229,7 @@ unsafe fn read_names(
     if names.is_null() {
         return Err(Error::new(
             ErrorCode::Config,
-            format!("{what}_count is {count} but {what}_names is NULL"),
+            message!(what, "_count is ", count, " but ", what, "_names is NULL"),
         ));
     }
     (0..count as usize)
@@ -232,13 +239,16 @@ unsafe fn read_names(
             if p.is_null() {
                 return Err(Error::new(
                     ErrorCode::Config,
-                    format!("{what} {i} has a NULL name"),
+                    message!(what, " ", i, " has a NULL name"),
                 ));
             }
             // SAFETY: a non-null entry is a NUL-terminated string per the contract.
             let name = unsafe { CStr::from_ptr(p) };
             name.to_str().map(str::to_owned).map_err(|_| {
-                Error::new(ErrorCode::Config, format!("{what} {i}'s name is not UTF-8"))
+                Error::new(
+                    ErrorCode::Config,
+                    message!(what, " ", i, "'s name is not UTF-8"),
+                )
             })
         })
         .collect()
@@ -254,17 +264,19 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
     if c.kind_count > crate::sys::JITARENA_MAX_KINDS {
         return Err(Error::new(
             ErrorCode::Config,
-            format!(
-                "kind_count is {}, at most {} kinds",
+            message!(
+                "kind_count is ",
                 c.kind_count,
-                crate::sys::JITARENA_MAX_KINDS
+                ", at most ",
+                crate::sys::JITARENA_MAX_KINDS,
+                " kinds"
             ),
         ));
     }
     if c.phase_count > crate::sys::JITARENA_MAX_PHASES {
         return Err(Error::new(
             ErrorCode::Config,
-            format!("phase_count is {}, at most 1024 phases", c.phase_count),
+            message!("phase_count is ", c.phase_count, ", at most 1024 phases"),
         ));
     }
     // SAFETY: forwarded contract on the name arrays.
@@ -489,7 +501,7 @@ unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> R
         let size = unsafe { ptr::read_unaligned(method.cast::<usize>()) };
         let want = size_of::<jitarena_method>();
         if size < want {
-            let message = format!("method.struct_size is {size}, expected {want}");
+            let message = message!("method.struct_size is ", size, ", expected ", want);
             return Err(Error::new(ErrorCode::Config, message));
         }
         // The strings are decoded only when something will write them.

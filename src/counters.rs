@@ -6,6 +6,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::{Error, ErrorCode};
+use crate::message::{message, Quoted};
 use crate::sys::{JITARENA_MAX_KINDS, JITARENA_MAX_PHASES};
 
 /// Longest kind or phase name, in bytes.
@@ -110,7 +111,14 @@ fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
     if names.len() > max {
         return Err(Error::new(
             ErrorCode::Config,
-            format!("{} {what}s given, at most {max} are allowed", names.len()),
+            message!(
+                names.len(),
+                " ",
+                what,
+                "s given, at most ",
+                max,
+                " are allowed"
+            ),
         ));
     }
     let mut seen =
@@ -122,13 +130,22 @@ fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
         if bad {
             return Err(Error::new(
                 ErrorCode::Config,
-                format!("{what} {i} has the name {name:?}: a name is 1 to {MAX_NAME_LEN} bytes without spaces or control characters"),
+                message!(
+                    what,
+                    " ",
+                    i,
+                    " has the name ",
+                    Quoted(name),
+                    ": a name is 1 to ",
+                    MAX_NAME_LEN,
+                    " bytes without spaces or control characters"
+                ),
             ));
         }
         if !seen.insert(name.as_str()) {
             return Err(Error::new(
                 ErrorCode::Config,
-                format!("{what} {i} repeats the name {name:?}"),
+                message!(what, " ", i, " repeats the name ", Quoted(name)),
             ));
         }
     }

@@ -1,7 +1,8 @@
 //! Failure codes and messages, shared by the C ABI and the Rust API.
 
-use std::cell::RefCell;
-use std::ffi::{c_char, CString};
+use std::borrow::Cow;
+use std::cell::UnsafeCell;
+use std::ffi::c_char;
 use std::fmt;
 
 /// Why an operation failed. The numeric values are the C header's `jitarena_error` codes.
@@ -62,13 +63,14 @@ impl ErrorCode {
 pub struct Error {
     /// The failure code.
     pub code: ErrorCode,
-    /// The detailed message.
-    pub message: String,
+    /// The detailed message: a static text where nothing varies, so that making the error
+    /// allocates nothing.
+    pub message: Cow<'static, str>,
 }
 
 impl Error {
-    /// A new error with a code and a message.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
+    /// A new error with a code and a message (a `&'static str` or a `String`).
+    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Error {
         Error {
             code,
             message: message.into(),
@@ -84,30 +86,85 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Bytes of this thread's last failure message, its terminating NUL included.
+const LAST_ERROR_BYTES: usize = 1024;
+
+/// Of a message too long for [`LAST_ERROR_BYTES`], the bytes kept from its start (its code's
+/// text and what failed); the rest of the room keeps its end (the file's name and the
+/// operating system's reason), with `...` between.
+const LAST_ERROR_HEAD: usize = 320;
+
 thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// This thread's last failure message, NUL-terminated. Fixed, and without a destructor:
+    /// recording a failure allocates nothing, and the message outlives the thread's other
+    /// thread-locals (a C thread-exit handler or a C++ `thread_local` destructor may still
+    /// call the library).
+    static LAST_ERROR: UnsafeCell<[u8; LAST_ERROR_BYTES]> =
+        const { UnsafeCell::new([0; LAST_ERROR_BYTES]) };
 }
 
-/// Records `err` as this thread's last failure message (for `jitarena_last_error_message`).
-/// During thread teardown, once the message's storage is gone, the message is dropped: a C
-/// thread-exit handler or a C++ `thread_local` destructor may still call the library.
+/// Records `err` as this thread's last failure message (for `jitarena_last_error_message`):
+/// `"<code's text>: <message>"`, a NUL in the message written as `\0`, a message too long for
+/// the room cut in its middle. Allocates nothing and cannot fail.
 pub(crate) fn set_last_error(err: &Error) {
-    let text = format!("{}: {}", err.code.text(), err.message);
-    let c = CString::new(text.replace('\0', "\\0")).unwrap_or_default();
+    let parts = [err.code.text(), ": ", &err.message];
     let _ = LAST_ERROR.try_with(|slot| {
-        if let Ok(mut slot) = slot.try_borrow_mut() {
-            *slot = c;
-        }
+        // SAFETY: the slot is this thread's, and no reference into it is alive: the pointer
+        // `last_error_message` hands out is a raw one, whose text the contract says the next
+        // failure replaces.
+        let room = unsafe { &mut *slot.get() };
+        store_escaped(room, &parts);
     });
 }
 
-/// This thread's last failure message, valid until the thread's next failure; "" during
-/// thread teardown, once the message's storage is gone.
+/// Writes `parts`, one after the other, into `room` with a NUL after them; each NUL within
+/// them becomes `\0`. If they do not fit, the first [`LAST_ERROR_HEAD`] bytes and as many of
+/// the last ones as fit are kept, with `...` between, cut at characters.
+fn store_escaped(room: &mut [u8], parts: &[&str]) {
+    let escaped_len = |c: char| if c == '\0' { 2 } else { c.len_utf8() };
+    let total: usize = parts.iter().flat_map(|p| p.chars()).map(escaped_len).sum();
+    let room_text = room.len().saturating_sub(1);
+    let (head, tail_from) = if total <= room_text {
+        (total, total)
+    } else {
+        let head = LAST_ERROR_HEAD.min(room_text.saturating_sub(3));
+        (head, total - (room_text - head - 3))
+    };
+    let mut at = 0; // bytes of the escaped text passed
+    let mut len = 0; // bytes written into `room`
+    let mut cut = false;
+    let mut put = |bytes: &[u8], len: &mut usize| {
+        if let Some(dest) = room.get_mut(*len..*len + bytes.len()) {
+            dest.copy_from_slice(bytes);
+            *len += bytes.len();
+        }
+    };
+    for part in parts {
+        for (i, c) in part.char_indices() {
+            let n = escaped_len(c);
+            if at + n <= head || at >= tail_from {
+                let bytes = match c {
+                    '\0' => b"\\0".as_slice(),
+                    _ => part.as_bytes().get(i..i + n).unwrap_or_default(),
+                };
+                put(bytes, &mut len);
+            } else if !cut {
+                cut = true;
+                put(b"...", &mut len);
+            }
+            at += n;
+        }
+    }
+    if let Some(end) = room.get_mut(len) {
+        *end = 0;
+    }
+}
+
+/// This thread's last failure message, valid until the thread's next failure ("" before the
+/// first).
 pub(crate) fn last_error_message() -> *const c_char {
     LAST_ERROR
-        .try_with(|slot| slot.try_borrow().map(|message| message.as_ptr()).ok())
-        .ok()
-        .flatten()
+        .try_with(|slot| slot.get().cast::<c_char>().cast_const())
         .unwrap_or(c"".as_ptr())
 }
 
@@ -128,6 +185,47 @@ mod tests {
         }
     }
 
+    fn stored(room: usize, parts: &[&str]) -> String {
+        let mut buf = vec![0xffu8; room];
+        store_escaped(&mut buf, parts);
+        let end = buf.iter().position(|&b| b == 0).expect("a NUL");
+        String::from_utf8(buf[..end].to_vec()).expect("UTF-8")
+    }
+
+    #[test]
+    fn the_last_error_is_escaped_and_cut_in_its_middle() {
+        assert_eq!(stored(64, &["io", ": ", "a\0b"]), "io: a\\0b");
+        assert_eq!(stored(64, &[]), "");
+        let fits = "x".repeat(LAST_ERROR_BYTES - 1);
+        assert_eq!(stored(LAST_ERROR_BYTES, &[&fits]), fits);
+        // One byte more: cut, with the start and the end kept.
+        let long = format!("start{}end", "é".repeat(LAST_ERROR_BYTES / 2));
+        let got = stored(LAST_ERROR_BYTES, &["code", ": ", &long]);
+        assert!(
+            got.len() < LAST_ERROR_BYTES && got.len() > LAST_ERROR_BYTES - 8,
+            "{got}"
+        );
+        assert!(
+            got.starts_with("code: starté") && got.ends_with("éend"),
+            "{got}"
+        );
+        assert_eq!(got.matches("...").count(), 1);
+        let head = got.find("...").unwrap();
+        assert!(
+            head <= LAST_ERROR_HEAD && head > LAST_ERROR_HEAD - 2,
+            "{head}"
+        );
+        // NULs count as the two bytes they become.
+        let nuls = "\0".repeat(LAST_ERROR_BYTES);
+        let got = stored(LAST_ERROR_BYTES, &[&nuls]);
+        assert!(
+            got.len() >= LAST_ERROR_BYTES - 3 && !got.contains('\0'),
+            "{}",
+            got.len()
+        );
+        assert!(got.starts_with("\\0\\0") && got.ends_with("\\0"));
+    }
+
     thread_local! {
         static LATE: CallsAtTeardown = const { CallsAtTeardown };
     }
@@ -137,8 +235,8 @@ mod tests {
     fn the_last_error_survives_thread_teardown() {
         if std::env::var_os("JITARENA_TEARDOWN_CHILD").is_some() {
             std::thread::spawn(|| {
-                // Destructors run in the reverse order of first use: `LATE` is first used
-                // before `LAST_ERROR`, so its destructor runs after `LAST_ERROR` is destroyed.
+                // `LATE`'s destructor runs at the thread's exit, after every destructor
+                // registered later; `LAST_ERROR` has none, and stays usable.
                 LATE.with(|_| {});
                 set_last_error(&Error::new(ErrorCode::Io, "first"));
             })

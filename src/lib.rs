@@ -21,6 +21,7 @@ pub mod error;
 mod fork;
 pub mod format;
 pub mod log;
+mod message;
 pub mod method;
 mod record;
 mod scan;

@@ -15,6 +15,7 @@ use crate::error::{Error, ErrorCode};
 use crate::fork;
 use crate::format::io_error;
 use crate::log::{LogWriter, MethodCounts};
+use crate::message::{message, Message};
 use crate::trace::TraceWriter;
 
 /// Who a finished method is, as passed to `jitarena_method_done`.
@@ -125,15 +126,15 @@ pub(crate) fn forget_recording_in_child() {
 pub fn expand_path(path: &str) -> PathBuf {
     // By pieces rather than `str::replace`, whose substring searcher would add 4 KB of code to
     // every JIT that links the library (see BENCHMARKS.md, "Footprint").
-    let mut out = String::with_capacity(path.len() + 8);
+    let mut out = Message::new();
     let mut rest = path;
     while let Some(at) = find_pid_marker(rest) {
-        out.push_str(&rest[..at]);
-        out.push_str(&std::process::id().to_string());
-        rest = &rest[at + 2..];
+        out.push(rest.get(..at).unwrap_or(""))
+            .push(std::process::id());
+        rest = rest.get(at + 2..).unwrap_or("");
     }
-    out.push_str(rest);
-    PathBuf::from(out)
+    out.push(rest);
+    PathBuf::from(out.into_string())
 }
 
 /// Where the first `%p` of `path` starts.
@@ -170,9 +171,12 @@ fn open_into<W>(
     if let Some(sink) = &out.open {
         return Err(Error::new(
             ErrorCode::State,
-            format!(
-                "a {what} is already open ({}); close it first",
-                sink.path.display()
+            message!(
+                "a ",
+                what,
+                " is already open (",
+                sink.path.as_path(),
+                "); close it first"
             ),
         ));
     }
@@ -198,7 +202,7 @@ fn close_from<W>(
     let sink = out
         .open
         .take()
-        .ok_or_else(|| Error::new(ErrorCode::State, format!("no {what} is open")))?;
+        .ok_or_else(|| Error::new(ErrorCode::State, message!("no ", what, " is open")))?;
     if sink.inherited() {
         return Ok(()); // the parent's file: nothing of this process is in it
     }
@@ -210,10 +214,15 @@ fn close_from<W>(
 fn forked_error<W>(sink: &Sink<W>, what: &str) -> Error {
     Error::new(
         ErrorCode::State,
-        format!(
-            "{}: this process ({}) is a fork of the one that opened this {what}; a forked child does not write to its parent's {what} (open its own in the child)",
-            sink.path.display(),
-            std::process::id()
+        message!(
+            sink.path.as_path(),
+            ": this process (",
+            std::process::id(),
+            ") is a fork of the one that opened this ",
+            what,
+            "; a forked child does not write to its parent's ",
+            what,
+            " (open its own in the child)"
         ),
     )
 }
@@ -236,8 +245,9 @@ fn append<W>(
     match remove_torn(&mut sink.writer) {
         Ok(()) => err
             .message
+            .to_mut()
             .push_str(" (the record is not in the file; the records before it are intact)"),
-        Err(cut) => err.message.push_str(&format!(
+        Err(cut) => err.message.to_mut().push_str(&format!(
             "; part of the record reached the file and could not be removed ({cut}), so every later record is refused; the records before it are intact"
         )),
     }
@@ -386,7 +396,7 @@ fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> 
     }
     if let Some(e) = &out.open_failed {
         let mut e = e.clone();
-        e.message.push_str(" (no record is logged)");
+        e.message.to_mut().push_str(" (no record is logged)");
         return Err(e);
     }
     let Some(sink) = out.open.as_mut() else {

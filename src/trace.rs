@@ -325,7 +325,7 @@ fn parse_text(path: &Path, mut reader: impl BufRead) -> Result<Vec<TraceMethod>,
         ));
     }
     let schema = Schema::new(kinds.names, phases.names)
-        .map_err(|e| bad(0, e.message))?
+        .map_err(|e| bad(0, e.message.into_owned()))?
         .interned();
     Ok(methods
         .into_iter()

@@ -95,7 +95,7 @@ fn agree(path: &Path) -> Result<usize, String> {
         }
         (Err(want), Err(got)) => {
             assert_eq!(got.message, want.message);
-            Err(want.message)
+            Err(want.message.into_owned())
         }
         (want, got) => panic!(
             "{}: decoding gives {:?}, visiting {:?}",

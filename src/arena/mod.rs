@@ -34,6 +34,7 @@ use std::sync::Arc;
 
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
+use crate::message::message;
 use crate::sys::{
     JITARENA_DEFAULT_PAGE_SIZE, JITARENA_MAX_KINDS, JITARENA_MAX_PAGE_SIZE, JITARENA_MIN_PAGE_SIZE,
 };
@@ -124,7 +125,14 @@ pub(crate) fn check_page_size(bytes: usize) -> Result<(), Error> {
     if bytes < min || bytes > max || bytes % ALIGN != 0 {
         return Err(Error::new(
             ErrorCode::Config,
-            format!("page size {bytes} is not a multiple of 8 between {min} and {max}"),
+            message!(
+                "page size ",
+                bytes,
+                " is not a multiple of 8 between ",
+                min,
+                " and ",
+                max
+            ),
         ));
     }
     Ok(())
@@ -271,7 +279,7 @@ impl Arena {
             .ok_or_else(|| {
                 Error::new(
                     ErrorCode::SizeOverflow,
-                    format!("{} bytes aligned to {}", layout.size(), layout.align()),
+                    message!(layout.size(), " bytes aligned to ", layout.align()),
                 )
             })?;
         let p = self.alloc_bytes(padded, kind)?;

@@ -6,6 +6,7 @@
 //! switches and reads.
 
 use std::alloc::Layout;
+use std::borrow::Cow;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use super::registry;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
 use crate::log::MethodCounts;
+use crate::message::{message, Hex};
 use crate::sys::{
     jitarena_event, jitarena_head, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_KIND_SLOTS,
     JITARENA_MAX_KINDS,
@@ -152,7 +154,7 @@ impl RawArena {
         arena
     }
 
-    fn fail(&mut self, code: ErrorCode, message: String) -> Error {
+    fn fail(&mut self, code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Error {
         self.failure = code as i32;
         if code == ErrorCode::Limit {
             self.limit_hit = true;
@@ -161,8 +163,8 @@ impl RawArena {
     }
 
     /// Records a failure caught at the API boundary.
-    pub(crate) fn fail_internal(&mut self, message: &str) {
-        self.fail(ErrorCode::Internal, message.to_string());
+    pub(crate) fn fail_internal(&mut self, message: &'static str) {
+        self.fail(ErrorCode::Internal, message);
     }
 
     /// Adds one request of the slow path to the kind's totals.
@@ -180,8 +182,12 @@ impl RawArena {
         if size > MAX_REQUEST {
             return Err(self.fail(
                 ErrorCode::SizeOverflow,
-                format!(
-                    "a request of {size} bytes exceeds the largest request, {MAX_REQUEST} bytes"
+                message!(
+                    "a request of ",
+                    size,
+                    " bytes exceeds the largest request, ",
+                    MAX_REQUEST,
+                    " bytes"
                 ),
             ));
         }
@@ -244,10 +250,14 @@ impl RawArena {
         if self.limit_bytes != 0 && self.reserved + size as u64 > self.limit_bytes {
             return Err(self.fail(
                 ErrorCode::Limit,
-                format!(
-                    "a page of {size} bytes would bring the arena to {} bytes, over its limit of {} bytes",
+                message!(
+                    "a page of ",
+                    size,
+                    " bytes would bring the arena to ",
                     self.reserved + size as u64,
-                    self.limit_bytes
+                    " bytes, over its limit of ",
+                    self.limit_bytes,
+                    " bytes"
                 ),
             ));
         }
@@ -265,23 +275,40 @@ impl RawArena {
         if base.is_null() {
             return Err(self.fail(
                 ErrorCode::OutOfMemory,
-                format!("the page allocator returned no memory for {size} bytes"),
+                message!("the page allocator returned no memory for ", size, " bytes"),
             ));
         }
         if base.addr() % ALIGN != 0 {
             self.release(Page { base, size });
             return Err(self.fail(
                 ErrorCode::Config,
-                format!("the host's page_alloc returned {base:p}, not aligned to {ALIGN} bytes"),
+                message!(
+                    "the host's page_alloc returned ",
+                    Hex(base.addr()),
+                    ", not aligned to ",
+                    ALIGN,
+                    " bytes"
+                ),
             ));
         }
         if base.addr().checked_add(size).is_none() {
             self.release(Page { base, size });
             return Err(self.fail(
                 ErrorCode::Config,
-                format!(
-                    "the host's page_alloc returned {base:p}, whose {size} bytes would pass the end of the address space"
+                message!(
+                    "the host's page_alloc returned ",
+                    Hex(base.addr()),
+                    ", whose ",
+                    size,
+                    " bytes would pass the end of the address space"
                 ),
+            ));
+        }
+        if self.pages.try_reserve(1).is_err() {
+            self.release(Page { base, size });
+            return Err(self.fail(
+                ErrorCode::OutOfMemory,
+                "no memory to keep track of another page",
             ));
         }
         self.pages.push(Page { base, size });

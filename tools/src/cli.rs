@@ -479,7 +479,7 @@ pub fn gen_log(generator: &Generator, path: &Path) -> Result<u64, Error> {
 }
 
 fn usage(message: impl Into<String>) -> Error {
-    Error::new(jitarena::ErrorCode::Config, message)
+    Error::new(jitarena::ErrorCode::Config, message.into())
 }
 
 fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {

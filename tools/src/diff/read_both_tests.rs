@@ -51,7 +51,7 @@ fn error_within_a_minute(base: PathBuf, diff: PathBuf) -> String {
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         let result = read_both(&[base], &[diff], &[], &Progress::hidden());
-        let _ = send.send(result.err().map(|e| e.message));
+        let _ = send.send(result.err().map(|e| e.message.into_owned()));
     });
     match receive.recv_timeout(Duration::from_secs(60)) {
         Ok(Some(message)) => message,

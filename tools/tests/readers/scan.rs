@@ -32,7 +32,7 @@ fn read(path: &std::path::Path) -> (usize, u64, String) {
         match reader.next_record() {
             Ok(Some(_)) => n += 1,
             Ok(None) => return (n, reader.bytes_scanned(), reader.warnings().join("\n")),
-            Err(e) => return (n, reader.bytes_scanned(), e.message),
+            Err(e) => return (n, reader.bytes_scanned(), e.message.into_owned()),
         }
     }
 }

@@ -1,0 +1,295 @@
+//! Failure messages built without `format!`, for the code that a JIT links.
+//!
+//! `format!` runs `core::fmt`, whose code can panic, and grows a `String` that aborts the
+//! process when memory runs out. A message of the C boundary is instead put together from
+//! pieces ([`Piece`]: text, integers, addresses, paths, quoted names, I/O errors) by the
+//! `message!` macro, into a `String` whose one allocation is fallible: if
+//! memory runs out, the message keeps the pieces that fitted, and the failure is still
+//! reported with its code. Nothing here panics (`tests/alloc_failure.rs` makes every
+//! allocation fail on the arena's failure paths).
+
+use std::path::Path;
+
+/// Bytes reserved for a message at its first piece: the messages of the arena's paths fit, so
+/// that a message takes one allocation.
+const FIRST_RESERVE: usize = 192;
+
+/// A message being built. Appending never panics and never aborts.
+#[derive(Debug, Default)]
+pub struct Message {
+    text: String,
+    /// An allocation failed: later pieces are dropped, so that the message stays a prefix of
+    /// the one intended.
+    short: bool,
+}
+
+impl Message {
+    /// An empty message.
+    pub const fn new() -> Message {
+        Message {
+            text: String::new(),
+            short: false,
+        }
+    }
+
+    /// Appends a piece.
+    pub fn push(&mut self, piece: impl Piece) -> &mut Message {
+        piece.put(self);
+        self
+    }
+
+    /// Appends `s`, or drops it (and every later piece) if the memory for it cannot be had.
+    /// Out of line, as every piece's work: a message is made of many calls, each small.
+    #[inline(never)]
+    pub fn push_str(&mut self, s: &str) {
+        if self.short || s.is_empty() {
+            return;
+        }
+        let want = if self.text.capacity() == 0 {
+            s.len().max(FIRST_RESERVE)
+        } else {
+            s.len()
+        };
+        if self.text.try_reserve(want).is_err() {
+            self.short = true;
+            return;
+        }
+        // SAFETY: `try_reserve` made room for `s.len()` more bytes past the length, and `s` is
+        // UTF-8, so the string stays UTF-8 when its length covers the copied bytes. (Not
+        // `String::push_str`, whose growth path, dead here, would link a panic.)
+        unsafe {
+            let bytes = self.text.as_mut_vec();
+            let len = bytes.len();
+            std::ptr::copy_nonoverlapping(s.as_ptr(), bytes.as_mut_ptr().add(len), s.len());
+            bytes.set_len(len + s.len());
+        }
+    }
+
+    /// The message's text.
+    pub fn into_string(self) -> String {
+        self.text
+    }
+}
+
+/// A part of a [`Message`].
+pub trait Piece {
+    /// Appends this piece to `m`.
+    fn put(self, m: &mut Message);
+}
+
+impl Piece for &str {
+    fn put(self, m: &mut Message) {
+        m.push_str(self);
+    }
+}
+
+impl Piece for &String {
+    fn put(self, m: &mut Message) {
+        m.push_str(self);
+    }
+}
+
+/// Decimal digits of `v`.
+#[inline(never)]
+fn put_decimal(m: &mut Message, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
+        start -= 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if let Some(Ok(text)) = digits.get(start..).map(std::str::from_utf8) {
+        m.push_str(text);
+    }
+}
+
+macro_rules! unsigned_pieces {
+    ($($t:ty),*) => {$(
+        impl Piece for $t {
+            fn put(self, m: &mut Message) {
+                put_decimal(m, self as u64);
+            }
+        }
+    )*};
+}
+unsigned_pieces!(u8, u16, u32, u64, usize);
+
+impl Piece for i32 {
+    fn put(self, m: &mut Message) {
+        if self < 0 {
+            m.push_str("-");
+        }
+        put_decimal(m, u64::from(self.unsigned_abs()));
+    }
+}
+
+/// An address, written as `{:p}` writes it: `0x` and lowercase hexadecimal digits.
+#[derive(Debug, Clone, Copy)]
+pub struct Hex(pub usize);
+
+impl Piece for Hex {
+    #[inline(never)]
+    fn put(self, m: &mut Message) {
+        let mut digits = [0u8; 2 + 2 * size_of::<usize>()];
+        let mut start = digits.len();
+        let mut v = self.0;
+        for slot in digits.iter_mut().skip(2).rev() {
+            *slot = b"0123456789abcdef"[v & 15];
+            start -= 1;
+            v >>= 4;
+            if v == 0 {
+                break;
+            }
+        }
+        start -= 2;
+        if let Some(prefix) = digits.get_mut(start..start + 2) {
+            prefix.copy_from_slice(b"0x");
+        }
+        if let Some(Ok(text)) = digits.get(start..).map(std::str::from_utf8) {
+            m.push_str(text);
+        }
+    }
+}
+
+/// A name in double quotes, with quotes, backslashes and control characters escaped as
+/// `{:?}` escapes them (`\"`, `\\`, `\n`, `\u{1b}`): a name from a caller may hold anything.
+#[derive(Debug, Clone, Copy)]
+pub struct Quoted<'a>(pub &'a str);
+
+impl Piece for Quoted<'_> {
+    #[inline(never)]
+    fn put(self, m: &mut Message) {
+        m.push_str("\"");
+        let mut plain = 0; // where the text not yet appended starts
+        for (at, c) in self.0.char_indices() {
+            let escape = match c {
+                '"' => "\\\"",
+                '\\' => "\\\\",
+                '\n' => "\\n",
+                '\r' => "\\r",
+                '\t' => "\\t",
+                '\0' => "\\0",
+                c if c.is_control() => "",
+                _ => continue,
+            };
+            m.push_str(self.0.get(plain..at).unwrap_or(""));
+            if escape.is_empty() {
+                m.push_str("\\u{");
+                let code = c as u32;
+                let mut started = false;
+                for shift in (0..8).rev() {
+                    let digit = (code >> (4 * shift)) & 15;
+                    if digit != 0 || started || shift == 0 {
+                        started = true;
+                        let digit = digit as usize;
+                        m.push_str("0123456789abcdef".get(digit..digit + 1).unwrap_or(""));
+                    }
+                }
+                m.push_str("}");
+            } else {
+                m.push_str(escape);
+            }
+            plain = at + c.len_utf8();
+        }
+        m.push_str(self.0.get(plain..).unwrap_or(""));
+        m.push_str("\"");
+    }
+}
+
+impl Piece for &Path {
+    /// The path as `Path::display` shows it: bytes that are not UTF-8 become U+FFFD.
+    #[inline(never)]
+    fn put(self, m: &mut Message) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            for chunk in self.as_os_str().as_bytes().utf8_chunks() {
+                m.push_str(chunk.valid());
+                if !chunk.invalid().is_empty() {
+                    m.push_str("\u{fffd}");
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        m.push_str(&self.to_string_lossy());
+    }
+}
+
+/// A `String` made of pieces, like `format!` but with nothing that can panic:
+/// `message!("a page of ", size, " bytes at ", Hex(addr))`.
+macro_rules! message {
+    ($($piece:expr),+ $(,)?) => {{
+        let mut m = $crate::message::Message::new();
+        $( m.push($piece); )+
+        m.into_string()
+    }};
+}
+pub(crate) use message;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_read_as_format_writes_them() {
+        let path = Path::new("/tmp/a b.jas");
+        let got = message!(
+            "n=",
+            0u32,
+            " ",
+            7u8,
+            " ",
+            u64::MAX,
+            " ",
+            -12i32,
+            " ",
+            i32::MIN,
+            " ",
+            Hex(0),
+            " ",
+            Hex(0xdead_beef),
+            " ",
+            Hex(usize::MAX),
+            " ",
+            path
+        );
+        let want = format!(
+            "n=0 7 {} -12 {} {:p} {:p} {:p} {}",
+            u64::MAX,
+            i32::MIN,
+            std::ptr::null::<u8>(),
+            std::ptr::without_provenance::<u8>(0xdead_beef),
+            std::ptr::without_provenance::<u8>(usize::MAX),
+            path.display()
+        );
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn quoted_names_escape_as_debug_does() {
+        for name in [
+            "CMK_ASTNode",
+            "",
+            "a\"b\\c",
+            "tab\there\nnl\r\0",
+            "esc\u{1b}[31m\u{7f}\u{9f}",
+            "ünïcødé ✓",
+            "\u{1b}",
+        ] {
+            assert_eq!(message!(Quoted(name)), format!("{name:?}"), "{name:?}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn paths_that_are_not_utf8_read_as_display_shows_them() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(OsStr::from_bytes(b"/tmp/\xff\xfeok\xc3"));
+        assert_eq!(message!(path), path.display().to_string());
+    }
+}

@@ -1,0 +1,255 @@
+//! The arena's failures when the process has no memory left: every allocation of the Rust
+//! allocator fails while the arena fails, as in a JIT out of memory. The failure must come
+//! back with its code and the code's text (its details, which need memory, may be cut), not
+//! abort the process as a `format!` or a growing `Vec` would.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::ffi::{c_char, c_void, CStr};
+
+use ::jitarena::sys::{
+    jitarena, jitarena_config, JITARENA_E_CONFIG, JITARENA_E_LIMIT, JITARENA_E_OUT_OF_MEMORY,
+    JITARENA_E_SIZE_OVERFLOW,
+};
+
+thread_local! {
+    /// Whether this thread's allocations fail.
+    static FAILING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The system allocator, except that it returns NULL while [`FAILING`] is set.
+struct FailWhenAsked;
+
+fn failing() -> bool {
+    FAILING.try_with(Cell::get).unwrap_or(false)
+}
+
+// SAFETY: every call is forwarded to `System` with its arguments, or answered with NULL,
+// which `GlobalAlloc` allows for any request.
+unsafe impl GlobalAlloc for FailWhenAsked {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if failing() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if failing() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if failing() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: forwarded contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: FailWhenAsked = FailWhenAsked;
+
+extern "C" {
+    fn jitarena_config_init(config: *mut jitarena_config);
+    fn jitarena_create(config: *const jitarena_config) -> *mut jitarena;
+    fn jitarena_destroy(arena: *mut jitarena);
+    fn jitarena_alloc_slow(arena: *mut jitarena, size: usize, kind: u32) -> *mut c_void;
+    fn jitarena_failure(arena: *const jitarena) -> i32;
+    fn jitarena_last_error_message() -> *const c_char;
+    fn jitarena_strerror(code: i32) -> *const c_char;
+}
+
+/// Runs `f` with every allocation of this thread failing.
+fn without_memory<T>(f: impl FnOnce() -> T) -> T {
+    FAILING.with(|on| on.set(true));
+    let out = f();
+    FAILING.with(|on| on.set(false));
+    out
+}
+
+fn last_error() -> String {
+    // SAFETY: the library returns a NUL-terminated string, valid until the next failure.
+    unsafe { CStr::from_ptr(jitarena_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn code_text(code: u32) -> String {
+    // SAFETY: a static NUL-terminated string.
+    unsafe { CStr::from_ptr(jitarena_strerror(code as i32)) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn config() -> jitarena_config {
+    let mut c = std::mem::MaybeUninit::<jitarena_config>::uninit();
+    // SAFETY: `jitarena_config_init` writes the whole struct.
+    unsafe {
+        jitarena_config_init(c.as_mut_ptr());
+        c.assume_init()
+    }
+}
+
+/// Pages for the arena from the system allocator, which the failing allocator does not
+/// reach (the arena's pages, not its bookkeeping): `left` more of them, then NULL.
+struct Host {
+    left: usize,
+    live: usize,
+}
+
+unsafe extern "C" fn host_page(host: *mut c_void, size: usize) -> *mut c_void {
+    // SAFETY: `host` is the `Host` the test passes in its config, used by this thread alone.
+    let host = unsafe { &mut *host.cast::<Host>() };
+    if host.left == 0 {
+        return std::ptr::null_mut();
+    }
+    host.left -= 1;
+    host.live += 1;
+    // SAFETY: a non-zero size with the alignment the arena needs.
+    unsafe {
+        System
+            .alloc(Layout::from_size_align_unchecked(size, 16))
+            .cast()
+    }
+}
+
+unsafe extern "C" fn host_free(host: *mut c_void, page: *mut c_void, size: usize) {
+    // SAFETY: as in `host_page`.
+    let host = unsafe { &mut *host.cast::<Host>() };
+    host.live -= 1;
+    // SAFETY: `page` came from `host_page` with this size.
+    unsafe { System.dealloc(page.cast(), Layout::from_size_align_unchecked(size, 16)) }
+}
+
+fn config_with(host: &mut Host) -> jitarena_config {
+    let mut c = config();
+    c.page_size = 4096;
+    c.page_alloc = Some(host_page);
+    c.page_free = Some(host_free);
+    c.host = std::ptr::from_mut(host).cast();
+    c
+}
+
+/// Checks a failure against `code`: the arena's code (NULL: a failed create), and this
+/// thread's message, which starts with the code's text and, where `detail` is not empty,
+/// holds it. Called with memory: the failure itself happened without.
+fn assert_failed(arena: *const jitarena, code: u32, detail: &str) {
+    if !arena.is_null() {
+        // SAFETY: a live arena.
+        assert_eq!(unsafe { jitarena_failure(arena) }, code as i32);
+    }
+    let message = last_error();
+    assert!(
+        message.starts_with(&format!("{}: ", code_text(code))),
+        "{message}"
+    );
+    assert!(message.contains(detail), "{message}");
+}
+
+#[test]
+fn the_arenas_failures_report_their_code_with_no_memory_left() {
+    let mut host = Host { left: 10, live: 0 };
+    let mut c = config_with(&mut host);
+    c.limit_bytes = 3 * 4096;
+    // SAFETY: a valid config; the host outlives the arena.
+    let arena = unsafe { jitarena_create(&c) };
+    assert!(!arena.is_null(), "{}", last_error());
+    // A page obtained with memory: the arena's list of pages has room for more.
+    // SAFETY: a live arena; a request of more than a quarter page takes a page of its own.
+    assert!(!unsafe { jitarena_alloc_slow(arena, 4096, 2) }.is_null());
+
+    for with_memory in [false, true] {
+        let run = |f: &dyn Fn() -> bool| if with_memory { f() } else { without_memory(f) };
+        // SAFETY: a live arena; the size is refused before anything is touched.
+        assert!(run(&|| unsafe {
+            jitarena_alloc_slow(arena, usize::MAX / 2 + 1, 1)
+        }
+        .is_null()));
+        let detail = if with_memory {
+            "exceeds the largest request"
+        } else {
+            ""
+        };
+        assert_failed(arena, JITARENA_E_SIZE_OVERFLOW, detail);
+        // Two more pages fit the limit, a third does not.
+        // SAFETY: a live arena.
+        assert!(run(&|| (0..3)
+            .any(
+                |_| unsafe { jitarena_alloc_slow(arena, 4096, 2) }.is_null()
+            )));
+        let detail = if with_memory {
+            "over its limit of 12288 bytes"
+        } else {
+            ""
+        };
+        assert_failed(arena, JITARENA_E_LIMIT, detail);
+    }
+    // SAFETY: a live arena, destroyed once.
+    unsafe { jitarena_destroy(arena) };
+    assert_eq!(host.live, 0, "every page is given back");
+
+    // The host has no page left to give.
+    let mut empty = Host { left: 0, live: 0 };
+    let c = config_with(&mut empty);
+    // SAFETY: as above.
+    let arena = unsafe { jitarena_create(&c) };
+    assert!(!arena.is_null(), "{}", last_error());
+    // SAFETY: a live arena.
+    assert!(without_memory(|| unsafe {
+        jitarena_alloc_slow(arena, 64, 3)
+    }
+    .is_null()));
+    assert_failed(arena, JITARENA_E_OUT_OF_MEMORY, "");
+    // SAFETY: a live arena, destroyed once.
+    unsafe { jitarena_destroy(arena) };
+
+    // A config refused before the arena exists.
+    let mut c = config_with(&mut empty);
+    c.page_size = 4097;
+    // SAFETY: a config of the right size, whose page size is refused.
+    let refused = without_memory(|| unsafe { jitarena_create(&c) });
+    assert!(refused.is_null());
+    assert_failed(std::ptr::null(), JITARENA_E_CONFIG, "");
+}
+
+#[test]
+fn a_page_the_arena_cannot_keep_track_of_is_given_back() {
+    let mut host = Host {
+        left: usize::MAX,
+        live: 0,
+    };
+    let c = config_with(&mut host);
+    // SAFETY: a valid config; the host outlives the arena.
+    let arena = unsafe { jitarena_create(&c) };
+    assert!(!arena.is_null(), "{}", last_error());
+    // SAFETY: a live arena; a request of more than a quarter page takes a page of its own.
+    assert!(!unsafe { jitarena_alloc_slow(arena, 4096, 1) }.is_null());
+    // The host gives pages while the arena's list of pages cannot grow: once its room runs
+    // out, the page it cannot list is refused and given back, not leaked nor an abort.
+    let obtained = without_memory(|| {
+        (0..5_000)
+            // SAFETY: a live arena.
+            .take_while(|_| !unsafe { jitarena_alloc_slow(arena, 4096, 1) }.is_null())
+            .count()
+    });
+    assert!(obtained < 5_000, "{obtained}");
+    assert_failed(arena, JITARENA_E_OUT_OF_MEMORY, "");
+    assert_eq!(host.live, obtained + 1, "the refused page is given back");
+    // With memory, the arena goes on, and gives every page back when destroyed.
+    // SAFETY: a live arena.
+    assert!(!unsafe { jitarena_alloc_slow(arena, 4096, 1) }.is_null());
+    // SAFETY: a live arena, destroyed once.
+    unsafe { jitarena_destroy(arena) };
+    assert_eq!(host.live, 0);
+}
