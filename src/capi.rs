@@ -11,6 +11,7 @@ use crate::arena::raw::{ArenaSetup, Pager, RawArena};
 use crate::arena::registry::{self, Owner};
 use crate::counters::Schema;
 use crate::error::{last_error_message, set_last_error, Error, ErrorCode};
+use crate::fallible::{self, out_of_memory};
 use crate::message::message;
 use crate::method::{self, MethodRef};
 use crate::sys::{
@@ -232,26 +233,29 @@ unsafe fn read_names(
             message!(what, "_count is ", count, " but ", what, "_names is NULL"),
         ));
     }
-    (0..count as usize)
-        .map(|i| {
-            // SAFETY: `names` has `count` entries per the contract.
-            let p = unsafe { *names.add(i) };
-            if p.is_null() {
-                return Err(Error::new(
-                    ErrorCode::Config,
-                    message!(what, " ", i, " has a NULL name"),
-                ));
-            }
-            // SAFETY: a non-null entry is a NUL-terminated string per the contract.
-            let name = unsafe { CStr::from_ptr(p) };
-            name.to_str().map(str::to_owned).map_err(|_| {
-                Error::new(
-                    ErrorCode::Config,
-                    message!(what, " ", i, "'s name is not UTF-8"),
-                )
-            })
-        })
-        .collect()
+    let no_memory = || out_of_memory("no memory to copy the names");
+    let mut out = Vec::new();
+    out.try_reserve_exact(count as usize)
+        .map_err(|_| no_memory())?;
+    for i in 0..count as usize {
+        // SAFETY: `names` has `count` entries per the contract.
+        let p = unsafe { *names.add(i) };
+        if p.is_null() {
+            return Err(Error::new(
+                ErrorCode::Config,
+                message!(what, " ", i, " has a NULL name"),
+            ));
+        }
+        // SAFETY: a non-null entry is a NUL-terminated string per the contract.
+        let name = unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| {
+            Error::new(
+                ErrorCode::Config,
+                message!(what, " ", i, "'s name is not UTF-8"),
+            )
+        })?;
+        out.push(fallible::string(name).ok_or_else(no_memory)?); // within the room reserved
+    }
+    Ok(out)
 }
 
 /// Turns a caller's config into a checked setup.
@@ -318,7 +322,7 @@ pub unsafe extern "C" fn jitarena_create(config: *const jitarena_config) -> *mut
     guard(ptr::null_mut(), || {
         // SAFETY: forwarded contract.
         let setup = unsafe { setup_from_c(config)? };
-        let raw = Box::into_raw(RawArena::new(setup));
+        let raw = Box::into_raw(RawArena::new(setup)?);
         registry::hand_to_c(raw.addr());
         Ok(raw.cast::<jitarena>())
     })

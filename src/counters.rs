@@ -6,6 +6,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::{Error, ErrorCode};
+use crate::fallible::{self, out_of_memory};
 use crate::message::{message, Quoted};
 use crate::sys::{JITARENA_MAX_KINDS, JITARENA_MAX_PHASES};
 
@@ -58,7 +59,7 @@ impl Schema {
         }
         let fresh = Arc::new(self);
         if cache.len() < MAX_INTERNED {
-            cache.push(Arc::clone(&fresh));
+            let _ = fallible::push(&mut cache, Arc::clone(&fresh)); // no memory: not cached
         }
         fresh
     }
@@ -121,8 +122,9 @@ fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
             ),
         ));
     }
-    let mut seen =
-        HashSet::with_capacity_and_hasher(names.len(), BuildHasherDefault::<Fnv>::default());
+    let mut seen = HashSet::with_hasher(BuildHasherDefault::<Fnv>::default());
+    seen.try_reserve(names.len())
+        .map_err(|_| out_of_memory("no memory to check the names"))?;
     for (i, name) in names.iter().enumerate() {
         let bad = name.is_empty()
             || name.len() > MAX_NAME_LEN

@@ -18,6 +18,7 @@ pub mod arena;
 mod capi;
 pub mod counters;
 pub mod error;
+mod fallible;
 mod fork;
 pub mod format;
 pub mod log;

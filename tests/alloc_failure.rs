@@ -15,12 +15,28 @@ use ::jitarena::sys::{
 thread_local! {
     /// Whether this thread's allocations fail.
     static FAILING: Cell<bool> = const { Cell::new(false) };
+    /// Allocations of this thread that succeed before [`FAILING`] is set (`usize::MAX`: no
+    /// limit): the injection of a failure at the `n`th allocation of a call.
+    static SUCCEED_FOR: Cell<usize> = const { Cell::new(usize::MAX) };
 }
 
 /// The system allocator, except that it returns NULL while [`FAILING`] is set.
 struct FailWhenAsked;
 
 fn failing() -> bool {
+    let counted = SUCCEED_FOR
+        .try_with(|left| match left.get() {
+            0 => true,
+            usize::MAX => false,
+            n => {
+                left.set(n - 1);
+                false
+            }
+        })
+        .unwrap_or(false);
+    if counted {
+        let _ = FAILING.try_with(|on| on.set(true));
+    }
     FAILING.try_with(Cell::get).unwrap_or(false)
 }
 
@@ -61,6 +77,8 @@ unsafe impl GlobalAlloc for FailWhenAsked {
 static ALLOCATOR: FailWhenAsked = FailWhenAsked;
 
 extern "C" {
+    fn jitarena_reset(arena: *mut jitarena);
+    fn jitarena_set_phase(arena: *mut jitarena, phase: u32);
     fn jitarena_config_init(config: *mut jitarena_config);
     fn jitarena_create(config: *const jitarena_config) -> *mut jitarena;
     fn jitarena_destroy(arena: *mut jitarena);
@@ -76,6 +94,16 @@ fn without_memory<T>(f: impl FnOnce() -> T) -> T {
     let out = f();
     FAILING.with(|on| on.set(false));
     out
+}
+
+/// Runs `f` with the allocations of this thread failing from the `n`th on (0: the first);
+/// whether any failed.
+fn failing_from<T>(n: usize, f: impl FnOnce() -> T) -> (T, bool) {
+    SUCCEED_FOR.with(|left| left.set(n));
+    let out = f();
+    let failed = FAILING.with(|on| on.replace(false));
+    SUCCEED_FOR.with(|left| left.set(usize::MAX));
+    (out, failed)
 }
 
 fn last_error() -> String {
@@ -252,4 +280,65 @@ fn a_page_the_arena_cannot_keep_track_of_is_given_back() {
     // SAFETY: a live arena, destroyed once.
     unsafe { jitarena_destroy(arena) };
     assert_eq!(host.live, 0);
+}
+
+/// Fails every allocation from the `n`th on, for each `n` in turn, in creating an arena of
+/// kinds by phase, in resets that cache and release pages, and in destroying it: each call
+/// either succeeds or fails with `JITARENA_E_OUT_OF_MEMORY`, and the arena stays usable.
+#[test]
+fn every_allocation_of_create_reset_and_destroy_may_fail() {
+    let kinds = [
+        c"CMK_Generic".as_ptr(),
+        c"CMK_ASTNode".as_ptr(),
+        c"CMK_LSRA".as_ptr(),
+    ];
+    let phases = [c"Import".as_ptr(), c"Morph".as_ptr()];
+    let mut c = config();
+    c.kind_names = kinds.as_ptr();
+    c.kind_count = 3;
+    c.phase_names = phases.as_ptr();
+    c.phase_count = 2;
+    c.kinds_by_phase = 1;
+    // A first arena with these names, with memory, so that their schema is cached: the
+    // schema's shared copy (an `Arc`) is the one allocation of `jitarena_create` that still
+    // aborts when memory runs out (see BENCHMARKS.md, "Footprint").
+    // SAFETY: a valid config whose names outlive the call.
+    let warm = unsafe { jitarena_create(&c) };
+    assert!(!warm.is_null(), "{}", last_error());
+    // SAFETY: a live arena, destroyed once.
+    unsafe { jitarena_destroy(warm) };
+
+    let mut refused = 0;
+    for n in 0.. {
+        // SAFETY: as above.
+        let (arena, failed) = failing_from(n, || unsafe { jitarena_create(&c) });
+        if arena.is_null() {
+            assert!(failed, "refused with memory: {}", last_error());
+            assert_failed(std::ptr::null(), JITARENA_E_OUT_OF_MEMORY, "no memory");
+            refused += 1;
+            continue;
+        }
+        let (_, failed_later) = failing_from(0, || {
+            // SAFETY: a live arena; pages of the built-in allocator, some cached at reset.
+            for round in 0..3 {
+                unsafe {
+                    jitarena_set_phase(arena, round % 2);
+                    for size in [24, 4096, 100, 70_000] {
+                        jitarena_alloc_slow(arena, size, round);
+                    }
+                    jitarena_reset(arena);
+                }
+            }
+        });
+        assert!(failed_later, "the calls allocated nothing to fail");
+        // With memory again, the arena serves.
+        // SAFETY: a live arena.
+        assert!(!unsafe { jitarena_alloc_slow(arena, 4096, 1) }.is_null());
+        // SAFETY: a live arena, destroyed once, with every allocation failing.
+        failing_from(0, || unsafe { jitarena_destroy(arena) });
+        if !failed {
+            break; // created without a failure: every allocation of create was tried
+        }
+    }
+    assert!(refused >= 5, "only {refused} allocations in create");
 }

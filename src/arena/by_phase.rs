@@ -3,6 +3,7 @@
 //! allocation path adds to a kind's packed counter and nothing else.
 
 use super::kinds::Slots;
+use crate::fallible;
 
 /// The wrapping sum of counters (the counters themselves wrap, as the C path's do). With AVX2
 /// (detected at run time) four at a time: a phase switch sums all 256 kind slots.
@@ -71,13 +72,14 @@ pub(crate) struct KindsByPhase {
 
 impl KindsByPhase {
     /// Zeroed, for `kinds` named kinds and `phases` named phases.
-    pub(crate) fn new(kinds: usize, phases: usize) -> KindsByPhase {
-        KindsByPhase {
+    /// `None` when the memory for them cannot be had.
+    pub(crate) fn new(kinds: usize, phases: usize) -> Option<KindsByPhase> {
+        Some(KindsByPhase {
             kinds: kinds + 1,
-            last: vec![0; kinds + 1],
-            bytes: vec![0; (kinds + 1) * (phases + 1)],
-            touched: vec![false; phases + 1],
-        }
+            last: fallible::filled(0, kinds + 1)?,
+            bytes: fallible::filled(0, (kinds + 1) * (phases + 1))?,
+            touched: fallible::filled(false, phases + 1)?,
+        })
     }
 
     /// Zeroes everything (the arena's counters were zeroed).

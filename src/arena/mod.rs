@@ -170,7 +170,7 @@ unsafe impl Send for Arena {}
 impl Arena {
     /// A new arena with the built-in page allocator.
     pub fn new(config: &Config) -> Result<Arena, Error> {
-        let raw = RawArena::new(config.setup(Pager::Builtin)?);
+        let raw = RawArena::new(config.setup(Pager::Builtin)?)?;
         Ok(Arena {
             raw: NonNull::from(Box::leak(raw)),
             _not_sync: PhantomData,
@@ -194,7 +194,7 @@ impl Arena {
             pager: Pager::Builtin,
             trace: false,
             kinds_by_phase,
-        });
+        })?;
         Ok(Arena {
             raw: NonNull::from(Box::leak(raw)),
             _not_sync: PhantomData,

@@ -16,6 +16,7 @@ use super::kinds::KindTotals;
 use super::registry;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
+use crate::fallible::{self, out_of_memory};
 use crate::log::MethodCounts;
 use crate::message::{message, Hex};
 use crate::sys::{
@@ -112,18 +113,27 @@ pub(crate) struct RawArena {
     /// While recording a trace: this method's events so far (the inline window is kept empty
     /// so that every allocation comes through the slow path and is seen here).
     pub(crate) trace: Option<Vec<jitarena_event>>,
+    /// Whether the registry lists the arena (from the end of [`RawArena::new`] to its drop).
+    listed: bool,
 }
 
 impl RawArena {
     /// A new empty arena (no page yet) on the heap, listed in the registry of live arenas under
     /// its address until it is dropped: keep it in this box (never move it out), so that the
-    /// address the C entry points are given stays the registered one.
-    pub(crate) fn new(setup: ArenaSetup) -> Box<RawArena> {
+    /// address the C entry points are given stays the registered one. Fails (with nothing
+    /// left behind) only when memory runs out.
+    pub(crate) fn new(setup: ArenaSetup) -> Result<Box<RawArena>, Error> {
         let phases = setup.schema.phases.len();
-        let by_phase = setup
-            .kinds_by_phase
-            .then(|| KindsByPhase::new(setup.schema.kinds.len(), phases));
-        let arena = Box::new(RawArena {
+        let by_phase = match setup.kinds_by_phase {
+            true => Some(
+                KindsByPhase::new(setup.schema.kinds.len(), phases)
+                    .ok_or_else(|| out_of_memory("no memory for the kinds by phase"))?,
+            ),
+            false => None,
+        };
+        let phase_bytes = fallible::filled(0, phases + 1)
+            .ok_or_else(|| out_of_memory("no memory for the phases"))?;
+        let mut arena = fallible::boxed(RawArena {
             head: jitarena_head {
                 cursor: 0,
                 limit: 0,
@@ -146,12 +156,17 @@ impl RawArena {
             limit_hit: false,
             phase: phases,
             phase_start_total: 0,
-            phase_bytes: vec![0; phases + 1],
+            phase_bytes,
             by_phase,
             trace: setup.trace.then(Vec::new),
-        });
-        registry::register(ptr::from_ref::<RawArena>(&*arena).addr());
-        arena
+            listed: false,
+        })
+        .ok_or_else(|| out_of_memory("no memory for the arena"))?;
+        // On failure, dropping the box frees what it holds and leaves the registry as it was.
+        registry::register(ptr::from_ref::<RawArena>(&*arena).addr())
+            .map_err(|()| out_of_memory("no memory to list the arena among the live ones"))?;
+        arena.listed = true;
+        Ok(arena)
     }
 
     fn fail(&mut self, code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Error {
@@ -304,14 +319,13 @@ impl RawArena {
                 ),
             ));
         }
-        if self.pages.try_reserve(1).is_err() {
-            self.release(Page { base, size });
+        if let Err(page) = fallible::push(&mut self.pages, Page { base, size }) {
+            self.release(page);
             return Err(self.fail(
                 ErrorCode::OutOfMemory,
                 "no memory to keep track of another page",
             ));
         }
-        self.pages.push(Page { base, size });
         self.reserved += size as u64;
         Ok(base)
     }
@@ -339,14 +353,19 @@ impl RawArena {
             })
             .flatten();
         let kept = keep.map(|i| self.pages.swap_remove(i));
-        for page in std::mem::take(&mut self.pages) {
+        // Emptied in place: the list keeps its room for the kept page and the next method's.
+        let mut pages = std::mem::take(&mut self.pages);
+        for page in pages.drain(..) {
             let cacheable = matches!(self.pager, Pager::Builtin) && page.size == self.page_size;
             if cacheable && (self.spare.len() + 1) * self.page_size <= SPARE_BYTES {
-                self.spare.push(page);
+                if let Err(page) = fallible::push(&mut self.spare, page) {
+                    self.release(page); // no memory to cache it
+                }
             } else {
                 self.release(page);
             }
         }
+        self.pages = pages;
         self.reserved = 0;
         match kept {
             Some(page) => {
@@ -611,11 +630,13 @@ impl RawArena {
 
 impl Drop for RawArena {
     fn drop(&mut self) {
-        let listed = registry::unregister(ptr::from_mut(self).addr());
-        debug_assert!(
-            listed,
-            "an arena was moved out of the box it was registered in"
-        );
+        if self.listed {
+            let found = registry::unregister(ptr::from_mut(self).addr());
+            debug_assert!(
+                found,
+                "an arena was moved out of the box it was registered in"
+            );
+        }
         let pages = std::mem::take(&mut self.pages);
         for page in pages.into_iter().chain(std::mem::take(&mut self.spare)) {
             self.release(page);

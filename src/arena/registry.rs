@@ -67,10 +67,14 @@ fn shard(addr: usize) -> MutexGuard<'static, Set> {
     LIVE[index].lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Records the arena at `addr` as live, owned by Rust code until [`hand_to_c`].
-pub(crate) fn register(addr: usize) {
+/// Records the arena at `addr` as live, owned by Rust code until [`hand_to_c`]; fails, with
+/// nothing recorded, only when the memory to record it cannot be had.
+pub(crate) fn register(addr: usize) -> Result<(), ()> {
     fork_safety::install();
-    shard(addr).insert(addr, Owner::Rust);
+    let mut set = shard(addr);
+    set.try_reserve(1).map_err(drop)?;
+    set.insert(addr, Owner::Rust); // within the room reserved: no allocation
+    Ok(())
 }
 
 /// Records that the live arena at `addr` now belongs to a C caller (`jitarena_create`).
@@ -171,7 +175,7 @@ mod tests {
     fn a_child_forked_while_a_shard_is_held_can_look_arenas_up() {
         // An odd address: never a real arena's, so no other test sees it.
         let addr = 0x5eed_0001;
-        register(addr);
+        register(addr).unwrap();
         let (held_tx, held_rx) = mpsc::channel();
         let holder = std::thread::spawn(move || {
             let guard = shard(addr);
