@@ -1,6 +1,7 @@
 //! The C ABI declared in `include/jitarena.h`. Every function catches panics and turns them
 //! into failure codes, checks its pointers, and never unwinds into the caller.
 
+use std::borrow::Cow;
 use std::ffi::{c_char, c_int, CStr};
 use std::mem::{offset_of, size_of};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -12,7 +13,7 @@ use crate::arena::registry::{self, Owner};
 use crate::counters::Schema;
 use crate::error::{last_error_message, set_last_error, Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
-use crate::message::message;
+use crate::message::{message, Message};
 use crate::method::{self, MethodRef};
 use crate::sys::{
     jitarena, jitarena_config, jitarena_method, JITARENA_ABI_VERSION, JITARENA_DEFAULT_PAGE_SIZE,
@@ -460,9 +461,36 @@ reader! {
 ///
 /// # Safety
 /// `s` is NULL or a NUL-terminated string.
-unsafe fn opt_str<'a>(s: *const c_char) -> Option<std::borrow::Cow<'a, str>> {
-    // SAFETY: per the contract.
-    (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy())
+unsafe fn opt_str<'a>(s: *const c_char) -> Result<Option<Cow<'a, str>>, Error> {
+    if s.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-null, so NUL-terminated per the contract.
+    let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Ok(Some(Cow::Borrowed(text)));
+    }
+    // As `to_string_lossy`, with an allocation that cannot abort.
+    let mut lossy = Message::new();
+    for chunk in bytes.utf8_chunks() {
+        lossy.push(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            lossy.push("\u{fffd}");
+        }
+    }
+    match lossy.into_whole() {
+        Some(text) => Ok(Some(Cow::Owned(text))),
+        None => Err(out_of_memory("no memory for a name that is not UTF-8")),
+    }
+}
+
+/// A name argument of a reader, if it is one: a name that is not UTF-8 names no kind.
+///
+/// # Safety
+/// `s` is NULL or a NUL-terminated string.
+unsafe fn name_arg<'a>(s: *const c_char) -> Option<&'a str> {
+    // SAFETY: non-null, so NUL-terminated per the contract.
+    (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_str().ok())?
 }
 
 /// Turns a result into a C status code, recording the message.
@@ -513,7 +541,7 @@ unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> R
             // SAFETY: as above.
             let m = unsafe { &*method };
             // SAFETY: the strings are NULL or NUL-terminated per the contract.
-            (name, tier, context) = unsafe { (opt_str(m.name), opt_str(m.tier), m.context) };
+            (name, tier, context) = unsafe { (opt_str(m.name)?, opt_str(m.tier)?, m.context) };
         }
     }
     let info = MethodRef {
@@ -528,11 +556,9 @@ unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> R
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string.
-unsafe fn path_arg(path: *const c_char) -> Result<String, Error> {
+unsafe fn path_arg<'a>(path: *const c_char) -> Result<Cow<'a, str>, Error> {
     // SAFETY: per the contract.
-    unsafe { opt_str(path) }
-        .map(|p| p.into_owned())
-        .ok_or_else(|| Error::new(ErrorCode::Null, "the path is NULL"))
+    unsafe { opt_str(path) }?.ok_or_else(|| Error::new(ErrorCode::Null, "the path is NULL"))
 }
 
 /// Opens the stats log.
@@ -622,10 +648,10 @@ pub extern "C" fn jitarena_aggregate_total_bytes() -> u64 {
 #[no_mangle]
 pub unsafe extern "C" fn jitarena_aggregate_kind_bytes(kind_name: *const c_char) -> u64 {
     // SAFETY: forwarded contract.
-    let Some(name) = (unsafe { opt_str(kind_name) }) else {
+    let Some(name) = (unsafe { name_arg(kind_name) }) else {
         return 0;
     };
-    aggregate_sum(&|s, _, c| kind_slot(s, &name).map_or(0, |i| c.kind_bytes[i]))
+    aggregate_sum(&|s, _, c| kind_slot(s, name).map_or(0, |i| c.kind_bytes[i]))
 }
 
 /// Allocations of one kind in the aggregate.
@@ -635,10 +661,10 @@ pub unsafe extern "C" fn jitarena_aggregate_kind_bytes(kind_name: *const c_char)
 #[no_mangle]
 pub unsafe extern "C" fn jitarena_aggregate_kind_count(kind_name: *const c_char) -> u64 {
     // SAFETY: forwarded contract.
-    let Some(name) = (unsafe { opt_str(kind_name) }) else {
+    let Some(name) = (unsafe { name_arg(kind_name) }) else {
         return 0;
     };
-    aggregate_sum(&|s, _, c| kind_slot(s, &name).map_or(0, |i| c.kind_count[i]))
+    aggregate_sum(&|s, _, c| kind_slot(s, name).map_or(0, |i| c.kind_count[i]))
 }
 
 /// Clears the aggregate.

@@ -193,7 +193,7 @@ fn method_counts_carry_the_nonzero_phase_kind_bytes_sorted() {
     let mut counts = crate::log::MethodCounts::default();
     // SAFETY: the arena is live and only read here.
     let raw = unsafe { &*arena.as_c_ptr().cast::<RawArena>() };
-    raw.fill_counts(&mut counts);
+    raw.fill_counts(&mut counts).unwrap();
     assert_eq!(
         counts.phase_kind_bytes,
         vec![(0, 1, 11), (0, 3, 13), (1, 0, 24), (1, 3, 9), (2, 2, 5)]
@@ -201,7 +201,9 @@ fn method_counts_carry_the_nonzero_phase_kind_bytes_sorted() {
     let off = crate::Arena::new(&crate::Config::new(&["A"])).unwrap();
     off.alloc_bytes(8, crate::Kind(0)).unwrap();
     // SAFETY: as above.
-    unsafe { &*off.as_c_ptr().cast::<RawArena>() }.fill_counts(&mut counts);
+    unsafe { &*off.as_c_ptr().cast::<RawArena>() }
+        .fill_counts(&mut counts)
+        .unwrap();
     assert!(counts.phase_kind_bytes.is_empty());
 }
 

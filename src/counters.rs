@@ -191,6 +191,16 @@ impl Counters {
         self.kind_bytes.iter().sum()
     }
 
+    /// [`Counters::zeroed`], or `None` when the memory cannot be had.
+    pub(crate) fn try_zeroed(schema: &Schema) -> Option<Counters> {
+        Some(Counters {
+            kind_bytes: fallible::filled(0, schema.kinds.len() + 1)?,
+            kind_count: fallible::filled(0, schema.kinds.len() + 1)?,
+            phase_bytes: fallible::filled(0, schema.phases.len() + 1)?,
+            ..Counters::default()
+        })
+    }
+
     /// Allocations, all kinds.
     pub fn total_count(&self) -> u64 {
         self.kind_count.iter().sum()

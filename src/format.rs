@@ -11,6 +11,7 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorCode};
+use crate::message::message;
 
 mod pairs;
 #[cfg(target_arch = "x86_64")]
@@ -143,12 +144,14 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// An I/O error naming the file.
+/// An I/O error naming the file (`ErrorCode::OutOfMemory` for an error of that kind). Made
+/// without an allocation that could abort the process.
 pub fn io_error(path: &Path, what: &str, err: &io::Error) -> Error {
-    Error::new(
-        ErrorCode::Io,
-        format!("{}: cannot {what}: {err}", path.display()),
-    )
+    let code = match err.kind() {
+        io::ErrorKind::OutOfMemory => ErrorCode::OutOfMemory,
+        _ => ErrorCode::Io,
+    };
+    Error::new(code, message!(path, ": cannot ", what, ": ", err))
 }
 
 fn open(path: &Path) -> Result<File, Error> {
@@ -196,6 +199,9 @@ pub(crate) fn put_frame_known(out: &mut Vec<u8>, kind: u8, payload: &[u8], crc: 
 
 /// The most bytes a LEB128 value of 64 bits takes.
 pub(crate) const MAX_VARINT: usize = 10;
+
+/// The most bytes a frame adds to its payload: its type, its length and its checksum.
+pub(crate) const FRAME_MOST: usize = 1 + MAX_VARINT + 4;
 
 /// Decodes the LEB128 value at the start of `b`, which holds as many bytes as the longest
 /// value takes: the value and its length, without a bounds check per byte.

@@ -10,8 +10,9 @@ use crate::counters::Schema;
 use crate::error::Error;
 use crate::format::{
     self, put_frame, put_signed, put_str, put_varint, Content, FrameReader, Malformed, Payload,
+    FRAME_MOST, MAX_VARINT,
 };
-use crate::record;
+use crate::record::{self, no_memory};
 
 mod copy;
 mod visit;
@@ -137,6 +138,9 @@ pub struct MethodRecord {
 pub(crate) struct Dictionary {
     schemas: Vec<Arc<Schema>>,
     tiers: Vec<String>,
+    /// The copy of the new tier that [`Dictionary::ids`] made, for [`Dictionary::commit`]:
+    /// made before the write, so that committing what reached the output cannot fail.
+    pending_tier: Option<String>,
 }
 
 /// The ids of a record's schema and tier, and whether its frames define them.
@@ -150,15 +154,26 @@ pub(crate) struct Ids {
 
 impl Dictionary {
     /// The ids of `schema` and `tier` (tier 0: none); appends to `out` the frames of those not
-    /// written yet.
-    pub(crate) fn ids(&self, schema: &Arc<Schema>, tier: Option<&str>, out: &mut Vec<u8>) -> Ids {
+    /// written yet, and makes the room that [`Dictionary::commit`] takes. Fails (out of
+    /// memory) with nothing taken.
+    pub(crate) fn ids(
+        &mut self,
+        schema: &Arc<Schema>,
+        tier: Option<&str>,
+        out: &mut Vec<u8>,
+    ) -> io::Result<Ids> {
         let known = self
             .schemas
             .iter()
             .position(|s| Arc::ptr_eq(s, schema) || **s == **schema);
         let schema_id = known.unwrap_or(self.schemas.len()) as u64;
         if known.is_none() {
+            let names = schema.kinds.iter().chain(&schema.phases);
+            let most = names.map(|n| n.len() + MAX_VARINT).sum::<usize>() + 3 * MAX_VARINT;
+            self.schemas.try_reserve(1).map_err(no_memory)?;
+            out.try_reserve(most + FRAME_MOST).map_err(no_memory)?;
             let mut p = Vec::new();
+            p.try_reserve_exact(most).map_err(no_memory)?; // what follows fits in it
             put_varint(&mut p, schema_id);
             put_varint(&mut p, schema.kinds.len() as u64);
             schema.kinds.iter().for_each(|k| put_str(&mut p, k));
@@ -172,7 +187,15 @@ impl Dictionary {
                 Some(i) => (i as u64 + 1, false),
                 None => {
                     let id = self.tiers.len() as u64 + 1;
+                    let most = 2 * MAX_VARINT + tier.len();
+                    self.tiers.try_reserve(1).map_err(no_memory)?;
+                    out.try_reserve(most + FRAME_MOST).map_err(no_memory)?;
+                    self.pending_tier = Some(
+                        crate::fallible::string(tier)
+                            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?,
+                    );
                     let mut p = Vec::new();
+                    p.try_reserve_exact(most).map_err(no_memory)?; // what follows fits in it
                     put_varint(&mut p, id);
                     put_str(&mut p, tier);
                     put_frame(out, FRAME_TIER, &p);
@@ -180,21 +203,22 @@ impl Dictionary {
                 }
             },
         };
-        Ids {
+        Ok(Ids {
             schema: schema_id,
             tier: tier_id,
             new_schema: known.is_none(),
             new_tier,
-        }
+        })
     }
 
-    /// Records that the frames [`Dictionary::ids`] appended reached the output.
-    pub(crate) fn commit(&mut self, ids: Ids, schema: &Arc<Schema>, tier: Option<&str>) {
+    /// Records that the frames [`Dictionary::ids`] appended reached the output, in the room
+    /// it made: allocates nothing.
+    pub(crate) fn commit(&mut self, ids: Ids, schema: &Arc<Schema>) {
         if ids.new_schema {
             self.schemas.push(Arc::clone(schema));
         }
-        if let (true, Some(tier)) = (ids.new_tier, tier) {
-            self.tiers.push(tier.to_string());
+        if let (true, Some(tier)) = (ids.new_tier, self.pending_tier.take()) {
+            self.tiers.push(tier);
         }
     }
 }
@@ -221,12 +245,15 @@ impl<W: Write> RecordWriter<W> {
     /// Starts a file of `content`: writes its header.
     pub(crate) fn new(mut out: W, content: Content) -> io::Result<RecordWriter<W>> {
         let header = format::header_for(content, content.version());
+        let (mut frame, mut payload) = (Vec::new(), Vec::new());
+        frame.try_reserve(512).map_err(no_memory)?;
+        payload.try_reserve(512).map_err(no_memory)?;
         out.write_all(&header)?;
         Ok(RecordWriter {
             out,
             dict: Dictionary::default(),
-            frame: Vec::with_capacity(512),
-            payload: Vec::with_capacity(512),
+            frame,
+            payload,
             good: header.len() as u64,
             torn: None,
         })
@@ -282,16 +309,20 @@ impl<W: Write> RecordWriter<W> {
             )));
         }
         self.frame.clear();
-        let ids = self.dict.ids(schema, tier, &mut self.frame);
+        let ids = self.dict.ids(schema, tier, &mut self.frame)?;
         let p = &mut self.payload;
         p.clear();
-        match body(p, ids.schema, ids.tier)? {
+        let known = body(p, ids.schema, ids.tier)?;
+        self.frame
+            .try_reserve(p.len() + FRAME_MOST)
+            .map_err(no_memory)?;
+        match known {
             Some(crc) => format::put_frame_known(&mut self.frame, kind, p, crc),
             None => put_frame(&mut self.frame, kind, p),
         }
         match write_counted(&mut self.out, &self.frame) {
             Ok(()) => {
-                self.dict.commit(ids, schema, tier);
+                self.dict.commit(ids, schema);
                 self.good += self.frame.len() as u64;
                 Ok(())
             }
@@ -385,6 +416,8 @@ impl<W: Write> LogWriter<W> {
         c: &MethodCounts,
     ) -> io::Result<()> {
         let name = name.unwrap_or("");
+        // Room for the name as the next record's previous one, made before the write.
+        self.prev.name.try_reserve(name.len()).map_err(no_memory)?;
         let (prev, scratch) = (&self.prev, &mut self.scratch);
         let (kinds, phases) = (schema.kinds.len(), schema.phases.len());
         self.records

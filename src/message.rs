@@ -65,9 +65,15 @@ impl Message {
         }
     }
 
-    /// The message's text.
+    /// The message's text (a prefix of it, if memory ran out).
     pub fn into_string(self) -> String {
         self.text
+    }
+
+    /// The message's text if every piece is in it (`None`: memory ran out): for text that must
+    /// be whole, such as a path.
+    pub fn into_whole(self) -> Option<String> {
+        (!self.short).then_some(self.text)
     }
 }
 
@@ -219,6 +225,23 @@ impl Piece for &Path {
     }
 }
 
+impl std::fmt::Write for Message {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+}
+
+impl Piece for &std::io::Error {
+    /// The error as its `Display` shows it (`No space left on device (os error 28)`), written
+    /// into the message without allocating (so `core::fmt` runs: the writers' file errors still
+    /// come from `std::io`).
+    #[inline(never)]
+    fn put(self, m: &mut Message) {
+        let _ = std::fmt::Write::write_fmt(m, format_args!("{self}"));
+    }
+}
+
 /// A `String` made of pieces, like `format!` but with nothing that can panic:
 /// `message!("a page of ", size, " bytes at ", Hex(addr))`.
 macro_rules! message {
@@ -291,5 +314,17 @@ mod tests {
         use std::os::unix::ffi::OsStrExt;
         let path = Path::new(OsStr::from_bytes(b"/tmp/\xff\xfeok\xc3"));
         assert_eq!(message!(path), path.display().to_string());
+    }
+
+    #[test]
+    fn io_errors_read_as_display_shows_them() {
+        for e in [
+            std::io::Error::from_raw_os_error(28),
+            std::io::Error::from_raw_os_error(9999),
+            std::io::Error::from(std::io::ErrorKind::OutOfMemory),
+            std::io::Error::other("a reason of our own"),
+        ] {
+            assert_eq!(message!(&e), e.to_string());
+        }
     }
 }

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::arena::raw::RawArena;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
+use crate::fallible::{self, out_of_memory};
 use crate::fork;
 use crate::format::io_error;
 use crate::log::{LogWriter, MethodCounts};
@@ -122,8 +123,8 @@ pub(crate) fn forget_recording_in_child() {
     RECORDING.store(false, Ordering::Release);
 }
 
-/// `%p` in a path becomes the process id.
-pub fn expand_path(path: &str) -> PathBuf {
+/// `%p` in a path becomes the process id. Fails only when memory runs out.
+pub fn expand_path(path: &str) -> Result<PathBuf, Error> {
     // By pieces rather than `str::replace`, whose substring searcher would add 4 KB of code to
     // every JIT that links the library (see BENCHMARKS.md, "Footprint").
     let mut out = Message::new();
@@ -134,7 +135,10 @@ pub fn expand_path(path: &str) -> PathBuf {
         rest = rest.get(at + 2..).unwrap_or("");
     }
     out.push(rest);
-    PathBuf::from(out.into_string())
+    match out.into_whole() {
+        Some(path) => Ok(PathBuf::from(path)),
+        None => Err(out_of_memory("no memory for the file's name")),
+    }
 }
 
 /// Where the first `%p` of `path` starts.
@@ -180,12 +184,13 @@ fn open_into<W>(
             ),
         ));
     }
-    let path = expand_path(pattern);
+    let path = expand_path(pattern)?;
+    let pattern = fallible::string(pattern).ok_or_else(|| out_of_memory("no memory for a name"))?;
     let file = create(&path)?;
     let writer = make(file).map_err(|e| io_error(&path, "write", &e))?;
     out.open = Some(Sink {
         path,
-        pattern: pattern.to_string(),
+        pattern,
         writer,
         forks: fork::count(),
     });
@@ -241,17 +246,25 @@ fn append<W>(
     let Err(e) = write(&mut sink.writer) else {
         return Ok(());
     };
-    let mut err = io_error(&sink.path, &format!("append a record to this {what}"), &e);
+    let code = match e.kind() {
+        std::io::ErrorKind::OutOfMemory => ErrorCode::OutOfMemory,
+        _ => ErrorCode::Io,
+    };
+    // Built in one message, which allocates once and cannot abort: memory may be what ran out.
+    let mut m = Message::new();
+    m.push(sink.path.as_path())
+        .push(": cannot append a record to this ")
+        .push(what)
+        .push(": ")
+        .push(&e);
     match remove_torn(&mut sink.writer) {
-        Ok(()) => err
-            .message
-            .to_mut()
-            .push_str(" (the record is not in the file; the records before it are intact)"),
-        Err(cut) => err.message.to_mut().push_str(&format!(
-            "; part of the record reached the file and could not be removed ({cut}), so every later record is refused; the records before it are intact"
-        )),
-    }
-    Err(err)
+        Ok(()) => m.push(" (the record is not in the file; the records before it are intact)"),
+        Err(cut) => m
+            .push("; part of the record reached the file and could not be removed (")
+            .push(&cut)
+            .push("), so every later record is refused; the records before it are intact"),
+    };
+    Err(Error::new(code, m.into_string()))
 }
 
 /// Opens the stats log at `path` (`%p`: the process id), truncating it.
@@ -325,9 +338,9 @@ pub(crate) fn method_done(arena: &mut RawArena, method: MethodRef<'_>) -> Result
     fork::install_handlers();
     SCRATCH.with(|scratch| {
         let mut counts = scratch.borrow_mut();
-        arena.fill_counts(&mut counts);
+        arena.fill_counts(&mut counts)?;
         if aggregate {
-            fold(arena, &counts);
+            fold(arena, &counts)?;
         }
         let logged = append_log(&arena.schema, method, &counts);
         let traced = match arena.trace.as_mut() {
@@ -338,7 +351,9 @@ pub(crate) fn method_done(arena: &mut RawArena, method: MethodRef<'_>) -> Result
     })
 }
 
-fn fold(arena: &RawArena, counts: &MethodCounts) {
+/// Adds a method to the aggregate of its schema; fails, adding nothing, only when memory for
+/// a new schema's aggregate runs out.
+fn fold(arena: &RawArena, counts: &MethodCounts) -> Result<(), Error> {
     let schema = &arena.schema;
     let mut all = lock(&AGGREGATE);
     let i = match all
@@ -347,11 +362,13 @@ fn fold(arena: &RawArena, counts: &MethodCounts) {
     {
         Some(i) => i,
         None => {
-            all.push(Aggregate {
+            let no_memory = || out_of_memory("no memory for the aggregate of a new schema");
+            let fresh = Aggregate {
                 schema: Arc::clone(schema),
                 methods: 0,
-                counters: Counters::zeroed(schema),
-            });
+                counters: Counters::try_zeroed(schema).ok_or_else(no_memory)?,
+            };
+            fallible::push(&mut all, fresh).map_err(|_| no_memory())?;
             all.len() - 1
         }
     };
@@ -367,6 +384,7 @@ fn fold(arena: &RawArena, counts: &MethodCounts) {
     c.page_count += counts.page_count;
     c.largest_alloc = c.largest_alloc.max(counts.largest_alloc);
     c.limit_hit |= counts.limit_hit;
+    Ok(())
 }
 
 fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> Result<(), Error> {
@@ -469,7 +487,7 @@ mod tests {
             "é%pé",
         ] {
             assert_eq!(
-                expand_path(path),
+                expand_path(path).unwrap(),
                 PathBuf::from(path.replace("%p", &pid)),
                 "{path}"
             );

@@ -42,6 +42,11 @@ impl Default for Prev {
     }
 }
 
+/// The error of a buffer that cannot grow: a kind of error that allocates nothing.
+pub(crate) fn no_memory(_: std::collections::TryReserveError) -> io::Error {
+    io::Error::from(io::ErrorKind::OutOfMemory)
+}
+
 fn invalid(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidInput,
@@ -184,7 +189,8 @@ pub(crate) fn encode(
     // Room that keeps its largest length from record to record: it is not cleared each time.
     let room = &mut scratch.room;
     if room.len() < most {
-        room.resize(most, 0);
+        room.try_reserve(most - room.len()).map_err(no_memory)?;
+        room.resize(most, 0); // within the room reserved: no allocation
     }
     let mut out = Out {
         buf: room,
@@ -264,7 +270,10 @@ pub(crate) fn encode(
     debug_assert_eq!(varint_len(head), head_room);
     out.at = head_at;
     out.varint(head);
-    p.extend_from_slice(&scratch.room[..end]);
+    let by_phase_most =
+        c.phases.len() * c.kinds.len().div_ceil(8) + MAX_VARINT * c.phase_kind_bytes.len();
+    p.try_reserve(end + by_phase_most).map_err(no_memory)?;
+    p.extend_from_slice(&scratch.room[..end]); // within the room reserved, as what follows
     if !c.phase_kind_bytes.is_empty() {
         put_by_phase(p, c, &mut scratch.per_kind)?;
     }
@@ -360,6 +369,7 @@ fn put_by_phase(p: &mut Vec<u8>, c: &MethodCounts, per_kind: &mut Vec<u64>) -> i
     let not_listed = "an entry of its kinds by phase names a phase or kind that the record does not list, or they are not sorted by phase then kind";
     let mismatch = "its kinds by phase do not add up to its kinds' and phases' bytes";
     per_kind.clear();
+    per_kind.try_reserve(c.kinds.len()).map_err(no_memory)?;
     per_kind.resize(c.kinds.len(), 0);
     let mut entries = c.phase_kind_bytes.iter().peekable();
     for &(phase, phase_bytes) in &c.phases {

@@ -8,8 +8,8 @@ use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr};
 
 use ::jitarena::sys::{
-    jitarena, jitarena_config, JITARENA_E_CONFIG, JITARENA_E_LIMIT, JITARENA_E_OUT_OF_MEMORY,
-    JITARENA_E_SIZE_OVERFLOW,
+    jitarena, jitarena_config, jitarena_method, JITARENA_E_CONFIG, JITARENA_E_LIMIT,
+    JITARENA_E_OUT_OF_MEMORY, JITARENA_E_SIZE_OVERFLOW,
 };
 
 thread_local! {
@@ -341,4 +341,80 @@ fn every_allocation_of_create_reset_and_destroy_may_fail() {
         }
     }
     assert!(refused >= 5, "only {refused} allocations in create");
+}
+
+extern "C" {
+    fn jitarena_method_done(arena: *mut jitarena, method: *const jitarena_method) -> i32;
+    fn jitarena_log_open(path: *const c_char) -> i32;
+    fn jitarena_log_close() -> i32;
+}
+
+/// Fails every allocation from the `n`th on, for each `n` in turn, in `jitarena_method_done`
+/// with a stats log open (methods of growing names, so that the record's buffers must grow):
+/// each call either writes its record or fails with `JITARENA_E_OUT_OF_MEMORY` and writes
+/// nothing, and the log reads back whole, with exactly the records reported written.
+#[test]
+fn every_allocation_of_a_logged_method_may_fail() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("alloc_failure.jas");
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(
+        unsafe { jitarena_log_open(c_path.as_ptr()) },
+        0,
+        "{}",
+        last_error()
+    );
+    let kinds = [c"CMK_Generic".as_ptr(), c"CMK_ASTNode".as_ptr()];
+    let mut c = config();
+    c.kind_names = kinds.as_ptr();
+    c.kind_count = 2;
+    // SAFETY: a valid config whose names outlive the call.
+    let arena = unsafe { jitarena_create(&c) };
+    assert!(!arena.is_null(), "{}", last_error());
+    let (mut written, mut refused) = (Vec::new(), 0);
+    for round in 0..4 {
+        for n in 0.. {
+            let name = std::ffi::CString::new(format!(
+                "Ns.Class{round}:Method{n}({})",
+                "int,".repeat(100 * round)
+            ))
+            .unwrap();
+            let method = jitarena_method {
+                struct_size: std::mem::size_of::<jitarena_method>(),
+                name: name.as_ptr(),
+                context: n as i64,
+                tier: c"Tier1".as_ptr(),
+            };
+            // SAFETY: a live arena and a method whose strings outlive the call.
+            unsafe { jitarena_alloc_slow(arena, 100 + n, (n % 3) as u32) };
+            // SAFETY: as above.
+            let (rc, failed) = failing_from(n, || unsafe { jitarena_method_done(arena, &method) });
+            if rc == 0 {
+                written.push(name.into_string().unwrap());
+            } else {
+                assert!(failed, "refused with memory: {}", last_error());
+                assert_eq!(rc, JITARENA_E_OUT_OF_MEMORY as i32, "{}", last_error());
+                refused += 1;
+            }
+            // SAFETY: a live arena.
+            unsafe { jitarena_reset(arena) };
+            if !failed {
+                break;
+            }
+        }
+    }
+    // SAFETY: a live arena, destroyed once.
+    unsafe { jitarena_destroy(arena) };
+    assert_eq!(unsafe { jitarena_log_close() }, 0, "{}", last_error());
+    let (records, warnings) = ::jitarena::log::read_all(&path).expect("the log reads back");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let names: Vec<_> = records
+        .iter()
+        .map(|r| r.info.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, written);
+    assert!(written.len() >= 4);
+    // The record's buffers grew with the names: some of their growths were refused.
+    assert!(refused >= 3, "{refused} refused");
 }

@@ -136,14 +136,14 @@ impl KindsByPhase {
     }
 
     /// The non-zero `(phase, kind, bytes)` in (phase, kind) order into `out`, the open interval
-    /// of phase `current` included.
+    /// of phase `current` included; fails when `out` cannot grow.
     pub(crate) fn nonzero(
         &self,
         current: usize,
         slots: Slots<'_>,
         total: u64,
         out: &mut Vec<(u32, u32, u64)>,
-    ) {
+    ) -> Result<(), ()> {
         let named = self.kinds - 1;
         for (phase, row) in self.bytes.chunks_exact(self.kinds).enumerate() {
             if phase == current {
@@ -154,16 +154,17 @@ impl KindsByPhase {
                 {
                     let b = closed.wrapping_add(now.wrapping_sub(last));
                     if b != 0 {
-                        out.push((phase as u32, kind as u32, b));
+                        fallible::push(out, (phase as u32, kind as u32, b)).map_err(drop)?;
                     }
                 }
             } else if self.touched[phase] {
                 for (kind, &b) in row.iter().enumerate() {
                     if b != 0 {
-                        out.push((phase as u32, kind as u32, b));
+                        fallible::push(out, (phase as u32, kind as u32, b)).map_err(drop)?;
                     }
                 }
             }
         }
+        Ok(())
     }
 }

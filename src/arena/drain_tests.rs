@@ -72,7 +72,7 @@ fn check(arena: &Arena, model: &Model, kinds_by_phase: bool, what: &str) {
         "{what}: invalid bucket"
     );
     let mut mc = MethodCounts::default();
-    arena.fill_counts(&mut mc);
+    arena.fill_counts(&mut mc).unwrap();
     let want_kinds: Vec<(u32, u64, u64)> = (0..=kinds)
         .filter(|&k| model.count[k] != 0)
         .map(|k| (k as u32, model.bytes[k], model.count[k]))

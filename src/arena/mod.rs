@@ -202,9 +202,9 @@ impl Arena {
     }
 
     /// Writes this method's counters (what its stats-log record holds) into `out`, reusing its
-    /// buffers.
-    pub fn fill_counts(&self, out: &mut crate::log::MethodCounts) {
-        self.raw().fill_counts(out);
+    /// buffers. Fails only when memory runs out.
+    pub fn fill_counts(&self, out: &mut crate::log::MethodCounts) -> Result<(), Error> {
+        self.raw().fill_counts(out)
     }
 
     fn raw(&self) -> &RawArena {

@@ -578,11 +578,17 @@ impl RawArena {
 impl RawArena {
     /// This method's counters, sparse, into `out` (its vectors are reused). Runs once per
     /// method: one pass over the named kinds and one over the phases.
-    pub(crate) fn fill_counts(&self, out: &mut MethodCounts) {
+    /// Fails only when memory runs out.
+    pub(crate) fn fill_counts(&self, out: &mut MethodCounts) -> Result<(), Error> {
+        let no_memory = |_| out_of_memory("no memory for the method's counters");
         let kinds = self.schema.kinds.len();
         let packed = &self.head.kind_packed;
         out.kinds.clear();
-        out.kinds.reserve(kinds + 1);
+        out.kinds.try_reserve(kinds + 1).map_err(no_memory)?;
+        out.phases.clear();
+        out.phases
+            .try_reserve(self.phase_bytes.len())
+            .map_err(no_memory)?;
         let mut named = 0u64;
         for slot in 0..kinds {
             let (b, c) = (
@@ -598,7 +604,6 @@ impl RawArena {
         if invalid_count != 0 {
             out.kinds.push((kinds as u32, invalid_bytes, invalid_count));
         }
-        out.phases.clear();
         let total = named.wrapping_add(invalid_bytes);
         let open = total.wrapping_sub(self.phase_start_total);
         for (slot, &b) in self.phase_bytes.iter().enumerate() {
@@ -613,18 +618,21 @@ impl RawArena {
         }
         out.phase_kind_bytes.clear();
         if let Some(by_phase) = &self.by_phase {
-            by_phase.nonzero(
-                self.phase,
-                self.kinds.slots(&self.head.kind_packed),
-                total,
-                &mut out.phase_kind_bytes,
-            );
+            by_phase
+                .nonzero(
+                    self.phase,
+                    self.kinds.slots(&self.head.kind_packed),
+                    total,
+                    &mut out.phase_kind_bytes,
+                )
+                .map_err(|()| out_of_memory("no memory for the method's kinds by phase"))?;
         }
         out.used_bytes = self.used_bytes();
         out.reserved_bytes = self.reserved;
         out.page_count = self.page_count();
         out.largest_alloc = self.largest;
         out.limit_hit = self.limit_hit;
+        Ok(())
     }
 }
 

@@ -231,7 +231,7 @@ impl Replayer {
             )
         };
         if self.options.counters {
-            arena.fill_counts(&mut self.counts);
+            arena.fill_counts(&mut self.counts)?;
         } else {
             self.counts = MethodCounts::default();
         }
