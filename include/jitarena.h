@@ -31,6 +31,12 @@
  * Errors: no function aborts or unwinds into the caller. A function that fails returns NULL
  * or a non-zero jitarena_error code; jitarena_strerror() names a code, and
  * jitarena_last_error_message() gives this thread's last failure in detail (with file names).
+ * When memory runs out, creating, using, resetting and destroying an arena, ending a method and
+ * writing its stats-log record fail with JITARENA_E_OUT_OF_MEMORY and leave everything as it
+ * was. Three cases still abort the process if memory is exhausted at that very moment: the
+ * shared copy of a set of kind and phase names the library has not kept before, a thread's
+ * first jitarena_method_done while a log or the aggregate reads its counters (and the
+ * process's first, which reads JITARENA_LOG and JITARENA_TRACE), and trace recording.
  */
 #ifndef JITARENA_H
 #define JITARENA_H
@@ -79,7 +85,9 @@ typedef enum jitarena_error {
     JITARENA_OK = 0,
     /** A required pointer argument was NULL. */
     JITARENA_E_NULL = 1,
-    /** The page allocator (built-in or the host's page_alloc) returned no memory. */
+    /** The page allocator (built-in or the host's page_alloc) returned no memory, or the
+     *  library's own bookkeeping (an arena's tables, a record being written) could not be
+     *  allocated. */
     JITARENA_E_OUT_OF_MEMORY = 2,
     /** The requested size cannot be represented (larger than half the address space). */
     JITARENA_E_SIZE_OVERFLOW = 3,
@@ -187,7 +195,9 @@ uint32_t jitarena_abi_version(void);
 const char* jitarena_strerror(int code);
 
 /** The calling thread's last failure message (naming the file, size or field at fault), or ""
- *  if none. Valid until this thread's next jitarena call. */
+ *  if none. Valid until this thread's next jitarena call. At most 1,023 bytes: a longer one
+ *  keeps its start and its end (the file's name and the reason), with "..." between. Recording
+ *  it allocates nothing. */
 const char* jitarena_last_error_message(void);
 
 /* ---- Arena life cycle --------------------------------------------------------------------- */
