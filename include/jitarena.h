@@ -34,9 +34,9 @@
  * When memory runs out, creating, using, resetting and destroying an arena, ending a method and
  * writing its stats-log record fail with JITARENA_E_OUT_OF_MEMORY and leave everything as it
  * was. Three cases still abort the process if memory is exhausted at that very moment: the
- * shared copy of a set of kind and phase names the library has not kept before, a thread's
- * first jitarena_method_done while a log or the aggregate reads its counters (and the
- * process's first, which reads JITARENA_LOG and JITARENA_TRACE), and trace recording.
+ * shared copy of a set of kind and phase names the library has not kept before, the process's
+ * first jitarena_method_done (which reads JITARENA_LOG and JITARENA_TRACE), and trace
+ * recording.
  */
 #ifndef JITARENA_H
 #define JITARENA_H

@@ -2,7 +2,6 @@
 //! `jitarena_method_done` feeds. Each is process-wide state behind its own lock, taken once per
 //! method, never per allocation. A JIT that links its own copy of this library has its own.
 
-use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -87,10 +86,6 @@ struct Aggregate {
 }
 
 static AGGREGATE: Mutex<Vec<Aggregate>> = Mutex::new(Vec::new());
-
-thread_local! {
-    static SCRATCH: RefCell<MethodCounts> = RefCell::new(MethodCounts::default());
-}
 
 /// Locks a mutex of this module, ignoring poisoning as the `parking_lot` locks these replaced
 /// did: a panic under one of them (caught at the C boundary) can leave at most one method's
@@ -336,19 +331,29 @@ pub(crate) fn method_done(arena: &mut RawArena, method: MethodRef<'_>) -> Result
         return Ok(());
     }
     fork::install_handlers();
-    SCRATCH.with(|scratch| {
-        let mut counts = scratch.borrow_mut();
-        arena.fill_counts(&mut counts)?;
-        if aggregate {
-            fold(arena, &counts)?;
-        }
-        let logged = append_log(&arena.schema, method, &counts);
-        let traced = match arena.trace.as_mut() {
-            Some(events) => append_trace(&arena.schema, method, events),
-            None => Ok(()),
-        };
-        logged.and(traced)
-    })
+    // The arena's own buffers, taken out while the arena is read into them.
+    let mut counts = std::mem::take(&mut arena.method_counts);
+    let done = method_done_with(arena, method, aggregate, &mut counts);
+    arena.method_counts = counts;
+    done
+}
+
+fn method_done_with(
+    arena: &mut RawArena,
+    method: MethodRef<'_>,
+    aggregate: bool,
+    counts: &mut MethodCounts,
+) -> Result<(), Error> {
+    arena.fill_counts(counts)?;
+    if aggregate {
+        fold(arena, counts)?;
+    }
+    let logged = append_log(&arena.schema, method, counts);
+    let traced = match arena.trace.as_mut() {
+        Some(events) => append_trace(&arena.schema, method, events),
+        None => Ok(()),
+    };
+    logged.and(traced)
 }
 
 /// Adds a method to the aggregate of its schema; fails, adding nothing, only when memory for

@@ -115,6 +115,9 @@ pub(crate) struct RawArena {
     pub(crate) trace: Option<Vec<jitarena_event>>,
     /// Whether the registry lists the arena (from the end of [`RawArena::new`] to its drop).
     listed: bool,
+    /// The buffers `jitarena_method_done` reads the method's counters into, kept from method
+    /// to method (empty until the first method that something reads).
+    pub(crate) method_counts: MethodCounts,
 }
 
 impl RawArena {
@@ -160,6 +163,7 @@ impl RawArena {
             by_phase,
             trace: setup.trace.then(Vec::new),
             listed: false,
+            method_counts: MethodCounts::default(),
         })
         .ok_or_else(|| out_of_memory("no memory for the arena"))?;
         // On failure, dropping the box frees what it holds and leaves the registry as it was.
