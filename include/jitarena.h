@@ -35,8 +35,8 @@
  * writing its stats-log record fail with JITARENA_E_OUT_OF_MEMORY and leave everything as it
  * was. Three cases still abort the process if memory is exhausted at that very moment: the
  * shared copy of a set of kind and phase names the library has not kept before, the process's
- * first jitarena_method_done (which reads JITARENA_LOG and JITARENA_TRACE), and trace
- * recording.
+ * first jitarena_create and jitarena_method_done (which read JITARENA_TRACE and JITARENA_LOG),
+ * and trace recording.
  */
 #ifndef JITARENA_H
 #define JITARENA_H

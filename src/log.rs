@@ -335,6 +335,12 @@ impl<W: Write> RecordWriter<W> {
         }
     }
 
+    /// When a record cut short could not be removed (so every write is refused): the bytes of
+    /// it that follow the last whole record, and where that record ends.
+    pub(crate) fn torn(&self) -> Option<(u64, u64)> {
+        self.torn.map(|torn| (torn, self.good))
+    }
+
     /// After a failed [`RecordWriter::write`] whose record reached the output in part, cuts
     /// the output back to its last whole frame with `truncate(output, length)`, which must
     /// also leave the output's position at `length`. Then writing may go on. Does nothing
@@ -363,8 +369,8 @@ fn write_counted(out: &mut impl Write, mut bytes: &[u8]) -> Result<(), (io::Erro
     while !bytes.is_empty() {
         match out.write(bytes) {
             Ok(0) => {
-                let e = io::Error::new(io::ErrorKind::WriteZero, "the output took no more bytes");
-                return Err((e, taken));
+                // A kind with no text of its own: it allocates nothing.
+                return Err((io::Error::from(io::ErrorKind::WriteZero), taken));
             }
             Ok(n) => {
                 taken += n;
@@ -438,6 +444,12 @@ impl<W: Write> LogWriter<W> {
         self.prev.name.clear();
         self.prev.name.push_str(name);
         Ok(())
+    }
+
+    /// The record cut short that writes wait on, if any: the bytes of it that follow the last
+    /// whole record, and where that record ends ([`LogWriter::remove_torn`] removes it).
+    pub fn torn(&self) -> Option<(u64, u64)> {
+        self.records.torn()
     }
 
     /// After a failed write, removes the part of the record that reached the output:

@@ -5,9 +5,10 @@
 //! pieces ([`Piece`]: text, integers, addresses, paths, quoted names, I/O errors) by the
 //! `message!` macro, into a `String` whose one allocation is fallible: if
 //! memory runs out, the message keeps the pieces that fitted, and the failure is still
-//! reported with its code. Nothing here panics (`tests/alloc_failure.rs` makes every
-//! allocation fail on the arena's failure paths).
+//! reported with its code (`tests/alloc_failure.rs` makes every allocation fail on the
+//! arena's and the stats log's paths). Pieces of text, numbers and paths run no `core::fmt`.
 
+use std::ffi::{c_char, c_int, CStr};
 use std::path::Path;
 
 /// Bytes reserved for a message at its first piece: the messages of the arena's paths fit, so
@@ -161,8 +162,8 @@ impl Piece for Hex {
     }
 }
 
-/// A name in double quotes, with quotes, backslashes and control characters escaped as
-/// `{:?}` escapes them (`\"`, `\\`, `\n`, `\u{1b}`): a name from a caller may hold anything.
+/// A name in double quotes, escaped as `{:?}` escapes a `str` (quotes, backslashes, control,
+/// non-printable and combining characters): a name from a caller may hold anything.
 #[derive(Debug, Clone, Copy)]
 pub struct Quoted<'a>(pub &'a str);
 
@@ -170,38 +171,16 @@ impl Piece for Quoted<'_> {
     #[inline(never)]
     fn put(self, m: &mut Message) {
         m.push_str("\"");
-        let mut plain = 0; // where the text not yet appended starts
-        for (at, c) in self.0.char_indices() {
-            let escape = match c {
-                '"' => "\\\"",
-                '\\' => "\\\\",
-                '\n' => "\\n",
-                '\r' => "\\r",
-                '\t' => "\\t",
-                '\0' => "\\0",
-                c if c.is_control() => "",
-                _ => continue,
-            };
-            m.push_str(self.0.get(plain..at).unwrap_or(""));
-            if escape.is_empty() {
-                m.push_str("\\u{");
-                let code = c as u32;
-                let mut started = false;
-                for shift in (0..8).rev() {
-                    let digit = (code >> (4 * shift)) & 15;
-                    if digit != 0 || started || shift == 0 {
-                        started = true;
-                        let digit = digit as usize;
-                        m.push_str("0123456789abcdef".get(digit..digit + 1).unwrap_or(""));
-                    }
-                }
-                m.push_str("}");
-            } else {
-                m.push_str(escape);
+        for c in self.0.chars() {
+            if c == '\'' {
+                m.push_str("'"); // `{:?}` of a `str` leaves single quotes alone
+                continue;
             }
-            plain = at + c.len_utf8();
+            for e in c.escape_debug() {
+                let mut utf8 = [0u8; 4];
+                m.push_str(e.encode_utf8(&mut utf8));
+            }
         }
-        m.push_str(self.0.get(plain..).unwrap_or(""));
         m.push_str("\"");
     }
 }
@@ -233,13 +212,44 @@ impl std::fmt::Write for Message {
 }
 
 impl Piece for &std::io::Error {
-    /// The error as its `Display` shows it (`No space left on device (os error 28)`), written
-    /// into the message without allocating (so `core::fmt` runs: the writers' file errors still
-    /// come from `std::io`).
+    /// The error as its `Display` shows it (`No space left on device (os error 28)`). An error
+    /// of the operating system is written from `strerror_r` into a buffer on the stack (its
+    /// `Display` would allocate the text); another is written with `core::fmt`, which
+    /// allocates nothing of its own (the library's file errors still come from `std::io`).
     #[inline(never)]
     fn put(self, m: &mut Message) {
-        let _ = std::fmt::Write::write_fmt(m, format_args!("{self}"));
+        let Some(code) = self.raw_os_error() else {
+            let _ = std::fmt::Write::write_fmt(m, format_args!("{self}"));
+            return;
+        };
+        let mut buf = [0 as c_char; 256];
+        // SAFETY: `buf` is writable for its length; the XSI `strerror_r` writes a
+        // NUL-terminated text of at most that length (for a number it does not know, glibc's
+        // "Unknown error N", with a failure returned that `io::Error` ignores too).
+        unsafe { strerror_r(code, buf.as_mut_ptr(), buf.len()) };
+        if let Some(last) = buf.last_mut() {
+            *last = 0; // terminated even if cut short, or left untouched
+        }
+        // SAFETY: `buf` holds a NUL (its last byte).
+        let text = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_bytes();
+        for chunk in text.utf8_chunks() {
+            m.push_str(chunk.valid());
+            if !chunk.invalid().is_empty() {
+                m.push_str("\u{fffd}");
+            }
+        }
+        m.push(" (os error ").push(code).push(")");
     }
+}
+
+extern "C" {
+    /// The XSI `strerror_r`, which glibc names `__xpg_strerror_r` (its `strerror_r` is the GNU
+    /// one, which returns a pointer).
+    #[cfg_attr(
+        all(target_os = "linux", target_env = "gnu"),
+        link_name = "__xpg_strerror_r"
+    )]
+    fn strerror_r(errnum: c_int, buf: *mut c_char, buflen: usize) -> c_int;
 }
 
 /// A `String` made of pieces, like `format!` but with nothing that can panic:
@@ -302,6 +312,9 @@ mod tests {
             "esc\u{1b}[31m\u{7f}\u{9f}",
             "ünïcødé ✓",
             "\u{1b}",
+            "it's",
+            "bidi\u{202e}zw\u{200b}bom\u{feff}e\u{301}ls\u{2028}",
+            "\u{301}first",
         ] {
             assert_eq!(message!(Quoted(name)), format!("{name:?}"), "{name:?}");
         }

@@ -232,26 +232,44 @@ fn forked_error<W>(sink: &Sink<W>, what: &str) -> Error {
 fn append<W>(
     sink: &mut Sink<W>,
     what: &str,
+    torn: impl FnOnce(&W) -> Option<(u64, u64)>,
     write: impl FnOnce(&mut W) -> std::io::Result<()>,
     remove_torn: impl FnOnce(&mut W) -> std::io::Result<()>,
 ) -> Result<(), Error> {
     if sink.inherited() {
         return Err(forked_error(sink, what));
     }
-    let Err(e) = write(&mut sink.writer) else {
-        return Ok(());
+    // A writer that waits on a record cut short refuses the record: said here, from the
+    // numbers, rather than from the writer's error, whose text would take an allocation that
+    // cannot fail gracefully.
+    let refused = torn(&sink.writer);
+    let failed = match refused {
+        Some(_) => None,
+        None => match write(&mut sink.writer) {
+            Ok(()) => return Ok(()),
+            Err(e) => Some(e),
+        },
     };
-    let code = match e.kind() {
-        std::io::ErrorKind::OutOfMemory => ErrorCode::OutOfMemory,
+    let code = match &failed {
+        Some(e) if e.kind() == std::io::ErrorKind::OutOfMemory => ErrorCode::OutOfMemory,
         _ => ErrorCode::Io,
     };
-    // Built in one message, which allocates once and cannot abort: memory may be what ran out.
+    // One message, whose allocation cannot abort: memory may be what ran out.
     let mut m = Message::new();
     m.push(sink.path.as_path())
         .push(": cannot append a record to this ")
         .push(what)
-        .push(": ")
-        .push(&e);
+        .push(": ");
+    match (&failed, refused) {
+        (Some(e), _) => m.push(e),
+        (None, Some((torn, good))) => m
+            .push("an earlier record was cut short (")
+            .push(torn)
+            .push(" of its bytes follow the last whole record, which ends at byte ")
+            .push(good)
+            .push(") and could not be removed, so no record is written after it"),
+        (None, None) => m.push("refused"),
+    };
     match remove_torn(&mut sink.writer) {
         Ok(()) => m.push(" (the record is not in the file; the records before it are intact)"),
         Err(cut) => m
@@ -345,15 +363,18 @@ fn method_done_with(
     counts: &mut MethodCounts,
 ) -> Result<(), Error> {
     arena.fill_counts(counts)?;
-    if aggregate {
-        fold(arena, counts)?;
-    }
+    // Each goes on when another fails: the aggregate counts the method even when its record
+    // cannot be written, and the other way round; the first failure is the one returned.
+    let folded = match aggregate {
+        true => fold(arena, counts),
+        false => Ok(()),
+    };
     let logged = append_log(&arena.schema, method, counts);
     let traced = match arena.trace.as_mut() {
         Some(events) => append_trace(&arena.schema, method, events),
         None => Ok(()),
     };
-    logged.and(traced)
+    folded.and(logged).and(traced)
 }
 
 /// Adds a method to the aggregate of its schema; fails, adding nothing, only when memory for
@@ -411,16 +432,20 @@ fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> 
     if let Some(sink) = out.open.as_ref().filter(|s| s.inherited()) {
         // A log named per process (`%p`) gets a file of this forked child's own.
         if find_pid_marker(&sink.pattern).is_some() {
-            let pattern = sink.pattern.clone();
+            // Taken, not copied: the parent's sink is let go of when the child's opens.
+            let pattern = out
+                .open
+                .as_mut()
+                .map(|sink| std::mem::take(&mut sink.pattern))
+                .unwrap_or_default();
             if let Err(e) = open_into(&mut out, &pattern, "stats log", LogWriter::new) {
                 out.open_failed = Some(e);
             }
         }
     }
     if let Some(e) = &out.open_failed {
-        let mut e = e.clone();
-        e.message.to_mut().push_str(" (no record is logged)");
-        return Err(e);
+        let message = message!(e.message.as_ref(), " (no record is logged)");
+        return Err(Error::new(e.code, message));
     }
     let Some(sink) = out.open.as_mut() else {
         return Ok(());
@@ -428,6 +453,7 @@ fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> 
     append(
         sink,
         "stats log",
+        LogWriter::torn,
         |w| w.write(schema, m.name, m.context, m.tier, counts),
         |w| w.remove_torn(truncate_file),
     )
@@ -443,6 +469,7 @@ fn append_trace(
         Some(sink) => append(
             sink,
             "trace",
+            TraceWriter::torn,
             |w| w.write(schema, m.name, m.context, m.tier, events),
             |w| w.remove_torn(truncate_file),
         ),

@@ -56,6 +56,11 @@ pub fn phase_event(phase: u32) -> Event {
 pub struct TraceWriter<W: Write>(RecordWriter<W>);
 
 impl<W: Write> TraceWriter<W> {
+    /// As [`crate::log::LogWriter::torn`].
+    pub fn torn(&self) -> Option<(u64, u64)> {
+        self.0.torn()
+    }
+
     /// Starts a trace: writes the file header.
     pub fn new(out: W) -> std::io::Result<TraceWriter<W>> {
         RecordWriter::new(out, Content::Trace).map(TraceWriter)

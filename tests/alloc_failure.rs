@@ -283,8 +283,9 @@ fn a_page_the_arena_cannot_keep_track_of_is_given_back() {
 }
 
 /// Fails every allocation from the `n`th on, for each `n` in turn, in creating an arena of
-/// kinds by phase, in resets that cache and release pages, and in destroying it: each call
-/// either succeeds or fails with `JITARENA_E_OUT_OF_MEMORY`, and the arena stays usable.
+/// kinds by phase: each call either succeeds or fails with `JITARENA_E_OUT_OF_MEMORY`, leaving
+/// nothing behind; an arena made that way serves, resets and is destroyed with every
+/// allocation failing.
 #[test]
 fn every_allocation_of_create_reset_and_destroy_may_fail() {
     let kinds = [
@@ -319,7 +320,7 @@ fn every_allocation_of_create_reset_and_destroy_may_fail() {
             continue;
         }
         let (_, failed_later) = failing_from(0, || {
-            // SAFETY: a live arena; pages of the built-in allocator, some cached at reset.
+            // SAFETY: a live arena; its pages come from the failing allocator.
             for round in 0..3 {
                 unsafe {
                     jitarena_set_phase(arena, round % 2);
@@ -330,7 +331,7 @@ fn every_allocation_of_create_reset_and_destroy_may_fail() {
                 }
             }
         });
-        assert!(failed_later, "the calls allocated nothing to fail");
+        assert!(failed_later, "no page was asked for");
         // With memory again, the arena serves.
         // SAFETY: a live arena.
         assert!(!unsafe { jitarena_alloc_slow(arena, 4096, 1) }.is_null());
@@ -349,12 +350,32 @@ extern "C" {
     fn jitarena_log_close() -> i32;
 }
 
+/// The stats log is the process's: its tests take turns.
+static LOG_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// An arena of kinds by phase over `kinds` (the array outlives it).
+fn arena_of(kinds: &[*const c_char]) -> *mut jitarena {
+    let phases = [c"Import".as_ptr(), c"Morph".as_ptr(), c"LSRA".as_ptr()];
+    let mut c = config();
+    c.kind_names = kinds.as_ptr();
+    c.kind_count = kinds.len() as u32;
+    c.phase_names = phases.as_ptr();
+    c.phase_count = 3;
+    c.kinds_by_phase = 1;
+    // SAFETY: a valid config whose names outlive the call (they are copied).
+    let arena = unsafe { jitarena_create(&c) };
+    assert!(!arena.is_null(), "{}", last_error());
+    arena
+}
+
 /// Fails every allocation from the `n`th on, for each `n` in turn, in `jitarena_method_done`
-/// with a stats log open (methods of growing names, so that the record's buffers must grow):
-/// each call either writes its record or fails with `JITARENA_E_OUT_OF_MEMORY` and writes
-/// nothing, and the log reads back whole, with exactly the records reported written.
+/// with a stats log open and the aggregate on: methods of growing names, kinds by phase, two
+/// schemas and a new tier per round, so that the record's buffers and the log's dictionary
+/// must grow. Each call either writes its record or fails with `JITARENA_E_OUT_OF_MEMORY` and
+/// writes nothing, and the log reads back whole, with exactly the records reported written.
 #[test]
 fn every_allocation_of_a_logged_method_may_fail() {
+    let _turn = LOG_TESTS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let path = dir.join("alloc_failure.jas");
     let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
@@ -365,15 +386,18 @@ fn every_allocation_of_a_logged_method_may_fail() {
         "{}",
         last_error()
     );
-    let kinds = [c"CMK_Generic".as_ptr(), c"CMK_ASTNode".as_ptr()];
-    let mut c = config();
-    c.kind_names = kinds.as_ptr();
-    c.kind_count = 2;
-    // SAFETY: a valid config whose names outlive the call.
-    let arena = unsafe { jitarena_create(&c) };
-    assert!(!arena.is_null(), "{}", last_error());
+    let was_on = unsafe { jitarena_aggregate_enable(1) };
+    let first = [c"CMK_Generic".as_ptr(), c"CMK_ASTNode".as_ptr()];
+    let second = [
+        c"CMK_LSRA".as_ptr(),
+        c"CMK_Codegen".as_ptr(),
+        c"CMK_Unknown".as_ptr(),
+    ];
+    let arenas = [arena_of(&first), arena_of(&second)];
     let (mut written, mut refused) = (Vec::new(), 0);
     for round in 0..4 {
+        let arena = arenas[round / 2];
+        let tier = std::ffi::CString::new(format!("Tier{round}")).unwrap();
         for n in 0.. {
             let name = std::ffi::CString::new(format!(
                 "Ns.Class{round}:Method{n}({})",
@@ -384,14 +408,21 @@ fn every_allocation_of_a_logged_method_may_fail() {
                 struct_size: std::mem::size_of::<jitarena_method>(),
                 name: name.as_ptr(),
                 context: n as i64,
-                tier: c"Tier1".as_ptr(),
+                tier: tier.as_ptr(),
             };
+            for phase in 0..3 {
+                // SAFETY: a live arena.
+                unsafe {
+                    jitarena_set_phase(arena, phase);
+                    jitarena_alloc_slow(arena, 100 + n, (n + phase as usize) as u32 % 4);
+                }
+            }
+            let before = unsafe { jitarena_aggregate_methods() };
             // SAFETY: a live arena and a method whose strings outlive the call.
-            unsafe { jitarena_alloc_slow(arena, 100 + n, (n % 3) as u32) };
-            // SAFETY: as above.
             let (rc, failed) = failing_from(n, || unsafe { jitarena_method_done(arena, &method) });
             if rc == 0 {
                 written.push(name.into_string().unwrap());
+                assert_eq!(unsafe { jitarena_aggregate_methods() }, before + 1);
             } else {
                 assert!(failed, "refused with memory: {}", last_error());
                 assert_eq!(rc, JITARENA_E_OUT_OF_MEMORY as i32, "{}", last_error());
@@ -404,8 +435,11 @@ fn every_allocation_of_a_logged_method_may_fail() {
             }
         }
     }
-    // SAFETY: a live arena, destroyed once.
-    unsafe { jitarena_destroy(arena) };
+    for arena in arenas {
+        // SAFETY: a live arena, destroyed once.
+        unsafe { jitarena_destroy(arena) };
+    }
+    unsafe { jitarena_aggregate_enable(was_on) };
     assert_eq!(unsafe { jitarena_log_close() }, 0, "{}", last_error());
     let (records, warnings) = ::jitarena::log::read_all(&path).expect("the log reads back");
     assert!(warnings.is_empty(), "{warnings:?}");
@@ -414,7 +448,109 @@ fn every_allocation_of_a_logged_method_may_fail() {
         .map(|r| r.info.name.clone().unwrap())
         .collect();
     assert_eq!(names, written);
-    assert!(written.len() >= 4);
-    // The record's buffers grew with the names: some of their growths were refused.
-    assert!(refused >= 3, "{refused} refused");
+    let tiers: Vec<_> = records
+        .iter()
+        .map(|r| r.info.tier.clone().unwrap())
+        .collect();
+    assert_eq!(tiers, ["Tier0", "Tier1", "Tier2", "Tier3"]);
+    assert!(records
+        .iter()
+        .all(|r| !r.counts.phase_kind_bytes.is_empty()));
+    // The buffers grew with the names and the schemas: some of their growths were refused.
+    assert!(refused >= 8, "{refused} refused");
+}
+
+extern "C" {
+    fn jitarena_page_count(arena: *const jitarena) -> u64;
+    fn jitarena_aggregate_enable(on: i32) -> i32;
+    fn jitarena_aggregate_methods() -> u64;
+}
+
+/// A reset with no memory left: pages of the built-in allocator that would be kept for the
+/// next method are given back instead, the page in use is kept in the list's own room, and the
+/// arena serves the next method as before. With memory, pages are kept again.
+#[test]
+fn a_reset_with_no_memory_left_gives_pages_back() {
+    let mut c = config();
+    c.page_size = 4096;
+    // SAFETY: a valid config.
+    let arena = unsafe { jitarena_create(&c) };
+    assert!(!arena.is_null(), "{}", last_error());
+    let fill = || {
+        // SAFETY: a live arena. Requests of a quarter page: a new page every four.
+        for _ in 0..40 {
+            assert!(!unsafe { jitarena_alloc_slow(arena, 1024, 1) }.is_null());
+        }
+    };
+    fill();
+    // SAFETY: a live arena.
+    assert!(unsafe { jitarena_page_count(arena) } >= 10);
+    // The pages list and the spare list cannot grow: the spare pages are given back.
+    // SAFETY: a live arena.
+    let ((), failed) = failing_from(0, || unsafe { jitarena_reset(arena) });
+    assert!(failed, "the reset cached no page");
+    // SAFETY: a live arena.
+    assert_eq!(
+        unsafe { jitarena_page_count(arena) },
+        1,
+        "the page in use is kept"
+    );
+    fill();
+    // With memory, a reset keeps spare pages: the next method reuses them.
+    // SAFETY: a live arena.
+    let ((), failed) = failing_from(usize::MAX - 1, || unsafe { jitarena_reset(arena) });
+    assert!(!failed);
+    fill();
+    // SAFETY: a live arena, destroyed once with no memory left.
+    failing_from(0, || unsafe { jitarena_destroy(arena) });
+}
+
+/// An open that fails with no memory left: a file that cannot be created is reported with the
+/// operating system's reason (whose text `io::Error` would allocate), and a log whose buffers
+/// cannot be had is refused with `JITARENA_E_OUT_OF_MEMORY`.
+#[test]
+fn opening_a_log_with_no_memory_left_fails_with_its_reason() {
+    let _turn = LOG_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let missing = std::ffi::CString::new(
+        dir.join("no-such-directory")
+            .join("x.jas")
+            .to_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let mut io_without_memory = 0;
+    for n in 0.. {
+        // SAFETY: a NUL-terminated path.
+        let (rc, failed) = failing_from(n, || unsafe { jitarena_log_open(missing.as_ptr()) });
+        if rc == ::jitarena::sys::JITARENA_E_IO as i32 {
+            if !failed {
+                break;
+            }
+            io_without_memory += 1; // the error's text could not be allocated: no abort
+        } else {
+            assert_eq!(rc, JITARENA_E_OUT_OF_MEMORY as i32, "{}", last_error());
+        }
+    }
+    assert!(io_without_memory > 0);
+    let message = last_error();
+    assert!(
+        message.contains("No such file or directory (os error 2)")
+            && message.contains("no-such-directory"),
+        "{message}"
+    );
+    let path = std::ffi::CString::new(dir.join("open_oom.jas").to_str().unwrap()).unwrap();
+    for n in 0.. {
+        // SAFETY: a NUL-terminated path.
+        let (rc, failed) = failing_from(n, || unsafe { jitarena_log_open(path.as_ptr()) });
+        if rc == 0 {
+            assert_eq!(unsafe { jitarena_log_close() }, 0, "{}", last_error());
+            if !failed {
+                break;
+            }
+        } else {
+            assert!(failed, "refused with memory: {}", last_error());
+            assert_eq!(rc, JITARENA_E_OUT_OF_MEMORY as i32, "{}", last_error());
+        }
+    }
 }
