@@ -32,8 +32,9 @@
  * or a non-zero jitarena_error code; jitarena_strerror() names a code, and
  * jitarena_last_error_message() gives this thread's last failure in detail (with file names).
  * When memory runs out, creating, using, resetting and destroying an arena, ending a method and
- * writing its stats-log record fail with JITARENA_E_OUT_OF_MEMORY and leave everything as it
- * was. Three cases still abort the process if memory is exhausted at that very moment: the
+ * writing its stats-log record fail with JITARENA_E_OUT_OF_MEMORY, and what could not be done
+ * is left undone whole: an arena, its record in the log and the aggregate are each updated
+ * completely or not at all. Three cases still abort the process if memory is exhausted at that very moment: the
  * shared copy of a set of kind and phase names the library has not kept before, the process's
  * first jitarena_create and jitarena_method_done (which read JITARENA_TRACE and JITARENA_LOG),
  * and trace recording.
@@ -373,7 +374,12 @@ uint32_t jitarena_phase_count_configured(const jitarena* arena);
  * threads are appended whole, one lock per record, none per allocation. With no log open it
  * does no I/O; with no log, no trace and the aggregate off (the defaults: a throughput run) it
  * reads nothing but the arena pointer's liveness. Returns 0, or JITARENA_E_IO when the record could not be written (the message
- * names the file), JITARENA_E_NULL / JITARENA_E_STATE for a NULL or dead arena.
+ * names the file), JITARENA_E_NULL / JITARENA_E_STATE for a NULL or dead arena,
+ * JITARENA_E_CONFIG for a method of a smaller struct_size, JITARENA_E_OUT_OF_MEMORY when
+ * memory ran out. The log, the trace and the aggregate each go on when another fails (the
+ * aggregate counts a method whose record could not be written, and the other way round); the
+ * log's failure is the one returned first. A log that could not be opened from JITARENA_LOG
+ * for lack of memory is opened again at the next record.
  *
  * A failed write never spoils the log: the records before it stay readable. The failed record
  * is not in the log; the kind, phase and tier names it introduced are written again with the

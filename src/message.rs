@@ -8,7 +8,9 @@
 //! reported with its code (`tests/alloc_failure.rs` makes every allocation fail on the
 //! arena's and the stats log's paths). Pieces of text, numbers and paths run no `core::fmt`.
 
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::c_int;
+#[cfg(unix)]
+use std::ffi::{c_char, CStr};
 use std::path::Path;
 
 /// Bytes reserved for a message at its first piece: the messages of the arena's paths fit, so
@@ -218,35 +220,48 @@ impl Piece for &std::io::Error {
     /// allocates nothing of its own (the library's file errors still come from `std::io`).
     #[inline(never)]
     fn put(self, m: &mut Message) {
-        let Some(code) = self.raw_os_error() else {
+        let code = self.raw_os_error().filter(|_| cfg!(unix));
+        let Some(code) = code else {
             let _ = std::fmt::Write::write_fmt(m, format_args!("{self}"));
             return;
         };
-        let mut buf = [0 as c_char; 256];
-        // SAFETY: `buf` is writable for its length; the XSI `strerror_r` writes a
-        // NUL-terminated text of at most that length (for a number it does not know, glibc's
-        // "Unknown error N", with a failure returned that `io::Error` ignores too).
-        unsafe { strerror_r(code, buf.as_mut_ptr(), buf.len()) };
-        if let Some(last) = buf.last_mut() {
-            *last = 0; // terminated even if cut short, or left untouched
-        }
-        // SAFETY: `buf` holds a NUL (its last byte).
-        let text = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_bytes();
-        for chunk in text.utf8_chunks() {
-            m.push_str(chunk.valid());
-            if !chunk.invalid().is_empty() {
-                m.push_str("\u{fffd}");
-            }
-        }
-        m.push(" (os error ").push(code).push(")");
+        put_os_error(m, code);
     }
 }
 
+/// The text `strerror_r` gives for `code`, then ` (os error <code>)`: what `io::Error`'s
+/// `Display` shows for it, from a buffer on the stack.
+#[cfg(unix)]
+fn put_os_error(m: &mut Message, code: c_int) {
+    let mut buf = [0 as c_char; 256];
+    // SAFETY: `buf` is writable for its length; the XSI `strerror_r` writes a
+    // NUL-terminated text of at most that length (for a number it does not know, glibc's
+    // "Unknown error N", with a failure returned that `io::Error` ignores too).
+    unsafe { strerror_r(code, buf.as_mut_ptr(), buf.len()) };
+    if let Some(last) = buf.last_mut() {
+        *last = 0; // terminated even if cut short, or left untouched
+    }
+    // SAFETY: `buf` holds a NUL (its last byte).
+    let text = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_bytes();
+    for chunk in text.utf8_chunks() {
+        m.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            m.push_str("\u{fffd}");
+        }
+    }
+    m.push(" (os error ").push(code).push(")");
+}
+
+/// Never called: an error of the operating system is written only on Unix.
+#[cfg(not(unix))]
+fn put_os_error(_: &mut Message, _: c_int) {}
+
+#[cfg(unix)]
 extern "C" {
-    /// The XSI `strerror_r`, which glibc names `__xpg_strerror_r` (its `strerror_r` is the GNU
-    /// one, which returns a pointer).
+    /// The XSI `strerror_r`, under the name the C libraries that also have a GNU one give it
+    /// (the condition the standard library uses).
     #[cfg_attr(
-        all(target_os = "linux", target_env = "gnu"),
+        any(target_os = "linux", target_os = "hurd", target_env = "newlib"),
         link_name = "__xpg_strerror_r"
     )]
     fn strerror_r(errnum: c_int, buf: *mut c_char, buflen: usize) -> c_int;

@@ -364,7 +364,8 @@ fn method_done_with(
 ) -> Result<(), Error> {
     arena.fill_counts(counts)?;
     // Each goes on when another fails: the aggregate counts the method even when its record
-    // cannot be written, and the other way round; the first failure is the one returned.
+    // cannot be written, and the other way round. The log's failure is the one returned
+    // first: it says whether the record is in the file.
     let folded = match aggregate {
         true => fold(arena, counts),
         false => Ok(()),
@@ -374,7 +375,7 @@ fn method_done_with(
         Some(events) => append_trace(&arena.schema, method, events),
         None => Ok(()),
     };
-    folded.and(logged).and(traced)
+    logged.and(traced).and(folded)
 }
 
 /// Adds a method to the aggregate of its schema; fails, adding nothing, only when memory for
@@ -421,11 +422,15 @@ fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> 
     if out.open.is_none() && !out.env_consulted {
         out.env_consulted = true;
         match std::env::var_os("JITARENA_LOG").and_then(|p| p.into_string().ok()) {
-            Some(path) => {
-                if let Err(e) = open_into(&mut out, &path, "stats log", LogWriter::new) {
-                    out.open_failed = Some(e);
+            Some(path) => match open_into(&mut out, &path, "stats log", LogWriter::new) {
+                Ok(()) => {}
+                // Memory may be back for the next record: it opens the log again.
+                Err(e) if e.code == ErrorCode::OutOfMemory => {
+                    out.env_consulted = false;
+                    return Err(e);
                 }
-            }
+                Err(e) => out.open_failed = Some(e),
+            },
             None => LOG_MAY_WRITE.store(false, Ordering::Release),
         }
     }

@@ -18,26 +18,44 @@ thread_local! {
     /// Allocations of this thread that succeed before [`FAILING`] is set (`usize::MAX`: no
     /// limit): the injection of a failure at the `n`th allocation of a call.
     static SUCCEED_FOR: Cell<usize> = const { Cell::new(usize::MAX) };
+    /// When the count of [`SUCCEED_FOR`] runs out, only that allocation fails.
+    static ONLY_ONE: Cell<bool> = const { Cell::new(false) };
+    /// Whether an allocation of this thread failed since the last look.
+    static FAILED: Cell<bool> = const { Cell::new(false) };
+    /// Bytes this thread's allocations hold (what it freed subtracted).
+    static LIVE: Cell<i64> = const { Cell::new(0) };
 }
 
 /// The system allocator, except that it returns NULL while [`FAILING`] is set.
 struct FailWhenAsked;
 
 fn failing() -> bool {
-    let counted = SUCCEED_FOR
-        .try_with(|left| match left.get() {
-            0 => true,
-            usize::MAX => false,
-            n => {
-                left.set(n - 1);
-                false
-            }
-        })
-        .unwrap_or(false);
-    if counted {
-        let _ = FAILING.try_with(|on| on.set(true));
+    let fail = FAILING.try_with(Cell::get).unwrap_or(false)
+        || SUCCEED_FOR
+            .try_with(|left| match left.get() {
+                usize::MAX => false,
+                0 => {
+                    match ONLY_ONE.with(Cell::get) {
+                        true => left.set(usize::MAX),
+                        false => FAILING.with(|on| on.set(true)),
+                    }
+                    true
+                }
+                n => {
+                    left.set(n - 1);
+                    false
+                }
+            })
+            .unwrap_or(false);
+    if fail {
+        let _ = FAILED.try_with(|f| f.set(true));
     }
-    FAILING.try_with(Cell::get).unwrap_or(false)
+    fail
+}
+
+/// Counts `bytes` more (or fewer) held by this thread.
+fn held(bytes: i64) {
+    let _ = LIVE.try_with(|live| live.set(live.get() + bytes));
 }
 
 // SAFETY: every call is forwarded to `System` with its arguments, or answered with NULL,
@@ -47,6 +65,7 @@ unsafe impl GlobalAlloc for FailWhenAsked {
         if failing() {
             return std::ptr::null_mut();
         }
+        held(layout.size() as i64);
         // SAFETY: forwarded contract.
         unsafe { System.alloc(layout) }
     }
@@ -55,6 +74,7 @@ unsafe impl GlobalAlloc for FailWhenAsked {
         if failing() {
             return std::ptr::null_mut();
         }
+        held(layout.size() as i64);
         // SAFETY: forwarded contract.
         unsafe { System.alloc_zeroed(layout) }
     }
@@ -63,11 +83,13 @@ unsafe impl GlobalAlloc for FailWhenAsked {
         if failing() {
             return std::ptr::null_mut();
         }
+        held(new_size as i64 - layout.size() as i64);
         // SAFETY: forwarded contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        held(-(layout.size() as i64));
         // SAFETY: forwarded contract.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -93,17 +115,28 @@ fn without_memory<T>(f: impl FnOnce() -> T) -> T {
     FAILING.with(|on| on.set(true));
     let out = f();
     FAILING.with(|on| on.set(false));
+    FAILED.with(|f| f.set(false));
     out
 }
 
 /// Runs `f` with the allocations of this thread failing from the `n`th on (0: the first);
 /// whether any failed.
 fn failing_from<T>(n: usize, f: impl FnOnce() -> T) -> (T, bool) {
+    injected(n, false, f)
+}
+
+/// Runs `f` with the `n`th allocation of this thread failing, and no other; whether it did.
+fn failing_once_at<T>(n: usize, f: impl FnOnce() -> T) -> (T, bool) {
+    injected(n, true, f)
+}
+
+fn injected<T>(n: usize, only_one: bool, f: impl FnOnce() -> T) -> (T, bool) {
+    ONLY_ONE.with(|one| one.set(only_one));
     SUCCEED_FOR.with(|left| left.set(n));
     let out = f();
-    let failed = FAILING.with(|on| on.replace(false));
+    FAILING.with(|on| on.set(false));
     SUCCEED_FOR.with(|left| left.set(usize::MAX));
-    (out, failed)
+    (out, FAILED.with(|f| f.replace(false)))
 }
 
 fn last_error() -> String {
@@ -284,8 +317,8 @@ fn a_page_the_arena_cannot_keep_track_of_is_given_back() {
 
 /// Fails every allocation from the `n`th on, for each `n` in turn, in creating an arena of
 /// kinds by phase: each call either succeeds or fails with `JITARENA_E_OUT_OF_MEMORY`, leaving
-/// nothing behind; an arena made that way serves, resets and is destroyed with every
-/// allocation failing.
+/// nothing behind; an arena made that way, with every allocation failing, refuses pages, and
+/// resets and is destroyed without an abort.
 #[test]
 fn every_allocation_of_create_reset_and_destroy_may_fail() {
     let kinds = [
@@ -353,6 +386,54 @@ extern "C" {
 /// The stats log is the process's: its tests take turns.
 static LOG_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Ends methods on `arena`, the `n`th allocation of the `n`th call failing and no other,
+/// until a call meets no failure; checks each result against what reached the log at `path`
+/// and the aggregate, and adds the names of the records written to `written`. How many calls
+/// failed with the log going on, and with the aggregate going on.
+fn one_failure_at_a_time(
+    arena: *mut jitarena,
+    path: &std::path::Path,
+    tier: &str,
+    written: &mut Vec<String>,
+) -> (usize, usize) {
+    let tier = std::ffi::CString::new(tier).unwrap();
+    let (mut log_went_on, mut aggregate_went_on) = (0, 0);
+    for n in 0.. {
+        let name = std::ffi::CString::new(format!("Ns.OneAtATime:Method{n}()")).unwrap();
+        let method = jitarena_method {
+            struct_size: std::mem::size_of::<jitarena_method>(),
+            name: name.as_ptr(),
+            context: n as i64,
+            tier: tier.as_ptr(),
+        };
+        // SAFETY: a live arena.
+        unsafe { jitarena_alloc_slow(arena, 64, 0) };
+        let len = std::fs::metadata(path).unwrap().len();
+        let methods = unsafe { jitarena_aggregate_methods() };
+        // SAFETY: a live arena and a method whose strings outlive the call.
+        let (rc, failed) = failing_once_at(n, || unsafe { jitarena_method_done(arena, &method) });
+        let logged = std::fs::metadata(path).unwrap().len() > len;
+        let folded = unsafe { jitarena_aggregate_methods() } > methods;
+        if logged {
+            written.push(name.into_string().unwrap());
+        }
+        if rc == 0 {
+            assert!(logged && folded);
+        } else {
+            assert!(failed && !(logged && folded), "{rc}: {}", last_error());
+            assert_eq!(rc, JITARENA_E_OUT_OF_MEMORY as i32, "{}", last_error());
+            log_went_on += usize::from(logged);
+            aggregate_went_on += usize::from(folded);
+        }
+        // SAFETY: a live arena.
+        unsafe { jitarena_reset(arena) };
+        if !failed {
+            return (log_went_on, aggregate_went_on);
+        }
+    }
+    unreachable!()
+}
+
 /// An arena of kinds by phase over `kinds` (the array outlives it).
 fn arena_of(kinds: &[*const c_char]) -> *mut jitarena {
     let phases = [c"Import".as_ptr(), c"Morph".as_ptr(), c"LSRA".as_ptr()];
@@ -371,8 +452,9 @@ fn arena_of(kinds: &[*const c_char]) -> *mut jitarena {
 /// Fails every allocation from the `n`th on, for each `n` in turn, in `jitarena_method_done`
 /// with a stats log open and the aggregate on: methods of growing names, kinds by phase, two
 /// schemas and a new tier per round, so that the record's buffers and the log's dictionary
-/// must grow. Each call either writes its record or fails with `JITARENA_E_OUT_OF_MEMORY` and
-/// writes nothing, and the log reads back whole, with exactly the records reported written.
+/// must grow. Each call either writes its record or fails with `JITARENA_E_OUT_OF_MEMORY`, and
+/// the log reads back whole, with exactly the records that reached it. Then one allocation
+/// failing at a time: the aggregate and the log each go on when the other fails.
 #[test]
 fn every_allocation_of_a_logged_method_may_fail() {
     let _turn = LOG_TESTS.lock().unwrap_or_else(|e| e.into_inner());
@@ -435,6 +517,37 @@ fn every_allocation_of_a_logged_method_may_fail() {
             }
         }
     }
+    // One allocation failing at a time, where only the aggregate allocates (it starts again
+    // empty; the log knows the schema and the tier), then where only the log does (a new log;
+    // the aggregate knows the schema): the other goes on.
+    unsafe { jitarena_aggregate_reset() };
+    let went_on = one_failure_at_a_time(arenas[0], &path, "Tier0", &mut written);
+    assert!(
+        went_on.0 > 0 && went_on.1 == 0,
+        "(log, aggregate) went on: {went_on:?}"
+    );
+    assert_eq!(unsafe { jitarena_log_close() }, 0, "{}", last_error());
+    let second = dir.join("alloc_failure_2.jas");
+    let c_second = std::ffi::CString::new(second.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(
+        unsafe { jitarena_log_open(c_second.as_ptr()) },
+        0,
+        "{}",
+        last_error()
+    );
+    let mut written_second = Vec::new();
+    let went_on = one_failure_at_a_time(arenas[0], &second, "Tier0", &mut written_second);
+    assert!(
+        went_on.0 == 0 && went_on.1 > 0,
+        "(log, aggregate) went on: {went_on:?}"
+    );
+    let (records, _) = ::jitarena::log::read_all(&second).expect("the second log reads back");
+    let names: Vec<_> = records
+        .iter()
+        .map(|r| r.info.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, written_second);
     for arena in arenas {
         // SAFETY: a live arena, destroyed once.
         unsafe { jitarena_destroy(arena) };
@@ -452,7 +565,12 @@ fn every_allocation_of_a_logged_method_may_fail() {
         .iter()
         .map(|r| r.info.tier.clone().unwrap())
         .collect();
-    assert_eq!(tiers, ["Tier0", "Tier1", "Tier2", "Tier3"]);
+    assert_eq!(
+        tiers[..4],
+        ["Tier0", "Tier1", "Tier2", "Tier3"],
+        "{tiers:?}"
+    );
+    assert!(tiers[4..].iter().all(|t| t == "Tier0"));
     assert!(records
         .iter()
         .all(|r| !r.counts.phase_kind_bytes.is_empty()));
@@ -464,18 +582,22 @@ extern "C" {
     fn jitarena_page_count(arena: *const jitarena) -> u64;
     fn jitarena_aggregate_enable(on: i32) -> i32;
     fn jitarena_aggregate_methods() -> u64;
+    fn jitarena_aggregate_reset();
 }
 
 /// A reset with no memory left: pages of the built-in allocator that would be kept for the
 /// next method are given back instead, the page in use is kept in the list's own room, and the
-/// arena serves the next method as before. With memory, pages are kept again.
+/// arena serves the next method as before. With memory, pages are kept again: the next
+/// method takes no new one.
 #[test]
 fn a_reset_with_no_memory_left_gives_pages_back() {
+    const PAGE: i64 = 4096;
     let mut c = config();
-    c.page_size = 4096;
+    c.page_size = PAGE as usize;
     // SAFETY: a valid config.
     let arena = unsafe { jitarena_create(&c) };
     assert!(!arena.is_null(), "{}", last_error());
+    let live = || LIVE.with(Cell::get);
     let fill = || {
         // SAFETY: a live arena. Requests of a quarter page: a new page every four.
         for _ in 0..40 {
@@ -484,11 +606,18 @@ fn a_reset_with_no_memory_left_gives_pages_back() {
     };
     fill();
     // SAFETY: a live arena.
-    assert!(unsafe { jitarena_page_count(arena) } >= 10);
-    // The pages list and the spare list cannot grow: the spare pages are given back.
+    let pages = unsafe { jitarena_page_count(arena) } as i64;
+    assert!(pages >= 10, "{pages}");
+    // The spare list cannot grow: the pages not in use are given back.
+    let before = live();
     // SAFETY: a live arena.
     let ((), failed) = failing_from(0, || unsafe { jitarena_reset(arena) });
     assert!(failed, "the reset cached no page");
+    assert_eq!(
+        before - live(),
+        (pages - 1) * PAGE,
+        "every page but the one in use freed"
+    );
     // SAFETY: a live arena.
     assert_eq!(
         unsafe { jitarena_page_count(arena) },
@@ -496,11 +625,16 @@ fn a_reset_with_no_memory_left_gives_pages_back() {
         "the page in use is kept"
     );
     fill();
-    // With memory, a reset keeps spare pages: the next method reuses them.
+    // With memory, a reset keeps the pages: the next method takes no new one.
     // SAFETY: a live arena.
-    let ((), failed) = failing_from(usize::MAX - 1, || unsafe { jitarena_reset(arena) });
-    assert!(!failed);
+    unsafe { jitarena_reset(arena) };
+    let before = live();
     fill();
+    assert!(
+        live() - before < PAGE,
+        "pages taken again: {}",
+        live() - before
+    );
     // SAFETY: a live arena, destroyed once with no memory left.
     failing_from(0, || unsafe { jitarena_destroy(arena) });
 }

@@ -116,7 +116,8 @@ pub(crate) struct RawArena {
     /// Whether the registry lists the arena (from the end of [`RawArena::new`] to its drop).
     listed: bool,
     /// The buffers `jitarena_method_done` reads the method's counters into, kept from method
-    /// to method (empty until the first method that something reads).
+    /// to method until the arena is destroyed (empty until the first method that something
+    /// reads; a JIT that makes an arena per method pays their few allocations per method).
     pub(crate) method_counts: MethodCounts,
 }
 
