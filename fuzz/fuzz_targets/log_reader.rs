@@ -95,7 +95,7 @@ fn read_on(reader: &mut LogReader, mut mark: impl FnMut(&LogReader)) -> Vec<Step
             Ok(true) => {}
             Ok(false) => return steps,
             Err(e) => {
-                steps.push(Err(e.message));
+                steps.push(Err(e.message.into_owned()));
                 return steps;
             }
         }
@@ -107,7 +107,7 @@ fn read_on(reader: &mut LogReader, mut mark: impl FnMut(&LogReader)) -> Vec<Step
         match reader.decode_current(&mut record) {
             Ok(()) => steps.push(Ok(record)),
             Err(e) => {
-                steps.push(Err(e.message));
+                steps.push(Err(e.message.into_owned()));
                 return steps;
             }
         }
