@@ -92,12 +92,6 @@ impl Piece for &str {
     }
 }
 
-impl Piece for &String {
-    fn put(self, m: &mut Message) {
-        m.push_str(self);
-    }
-}
-
 /// Decimal digits of `v`.
 #[inline(never)]
 fn put_decimal(m: &mut Message, mut v: u64) {

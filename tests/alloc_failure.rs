@@ -434,6 +434,14 @@ fn one_failure_at_a_time(
     unreachable!()
 }
 
+/// Opens the stats log at `path`, with memory.
+fn open_log(path: &std::path::Path) {
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    let rc = unsafe { jitarena_log_open(c_path.as_ptr()) };
+    assert_eq!(rc, 0, "{}", last_error());
+}
+
 /// An arena of kinds by phase over `kinds` (the array outlives it).
 fn arena_of(kinds: &[*const c_char]) -> *mut jitarena {
     let phases = [c"Import".as_ptr(), c"Morph".as_ptr(), c"LSRA".as_ptr()];
@@ -460,14 +468,7 @@ fn every_allocation_of_a_logged_method_may_fail() {
     let _turn = LOG_TESTS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let path = dir.join("alloc_failure.jas");
-    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(
-        unsafe { jitarena_log_open(c_path.as_ptr()) },
-        0,
-        "{}",
-        last_error()
-    );
+    open_log(&path);
     let was_on = unsafe { jitarena_aggregate_enable(1) };
     let first = [c"CMK_Generic".as_ptr(), c"CMK_ASTNode".as_ptr()];
     let second = [
@@ -528,14 +529,7 @@ fn every_allocation_of_a_logged_method_may_fail() {
     );
     assert_eq!(unsafe { jitarena_log_close() }, 0, "{}", last_error());
     let second = dir.join("alloc_failure_2.jas");
-    let c_second = std::ffi::CString::new(second.to_str().unwrap()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(
-        unsafe { jitarena_log_open(c_second.as_ptr()) },
-        0,
-        "{}",
-        last_error()
-    );
+    open_log(&second);
     let mut written_second = Vec::new();
     let went_on = one_failure_at_a_time(arenas[0], &second, "Tier0", &mut written_second);
     assert!(
