@@ -304,7 +304,7 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
         }
     };
     Ok(ArenaSetup {
-        schema: Schema::new(kinds, phases)?.interned(),
+        schema: Schema::new(kinds, phases)?.interned()?,
         page_size: c.page_size,
         limit_bytes: c.limit_bytes,
         pager,
@@ -607,12 +607,7 @@ pub extern "C" fn jitarena_trace_close() -> c_int {
 /// (a `dyn` closure, not a generic one: see BENCHMARKS.md, "Footprint").
 #[inline(never)]
 fn aggregate_sum(f: &dyn Fn(&crate::Schema, u64, &crate::Counters) -> u64) -> u64 {
-    guard(0, || {
-        Ok(method::aggregate()
-            .iter()
-            .map(|(s, m, c)| f(s, *m, c))
-            .sum())
-    })
+    guard(0, || Ok(method::aggregate_sum(f)))
 }
 
 /// Finds a kind by name in a schema: its slot, the invalid bucket for "(invalid kind)".

@@ -1,9 +1,8 @@
 //! What an arena counts: the names of its kinds and phases (the schema) and the counters of one
 //! method (or of many, summed).
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use crate::shared::Shared;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::error::{Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
@@ -49,19 +48,20 @@ impl Schema {
     }
 
     /// The schema shared by every arena with the same names (arenas are created per method, so
-    /// they share one copy of the names rather than copying them each time).
-    pub fn interned(self) -> Arc<Schema> {
+    /// they share one copy of the names rather than copying them each time). Fails only when
+    /// memory for a new copy runs out.
+    pub fn interned(self) -> Result<Shared<Schema>, Error> {
         const MAX_INTERNED: usize = 64;
         crate::fork::install_handlers();
         let mut cache = lock_schema_cache();
         if let Some(found) = cache.iter().rev().find(|s| ***s == self) {
-            return Arc::clone(found);
+            return Ok(Shared::clone(found));
         }
-        let fresh = Arc::new(self);
+        let fresh = Shared::try_new(self).map_err(|_| out_of_memory("no memory for the names"))?;
         if cache.len() < MAX_INTERNED {
-            let _ = fallible::push(&mut cache, Arc::clone(&fresh)); // no memory: not cached
+            let _ = fallible::push(&mut cache, Shared::clone(&fresh)); // no memory: not cached
         }
-        fresh
+        Ok(fresh)
     }
 
     /// The name of kind slot `i` (`kinds.len()` is the invalid bucket).
@@ -76,11 +76,11 @@ impl Schema {
 }
 
 /// The schemas shared by arenas (see [`Schema::interned`]).
-static SCHEMA_CACHE: Mutex<Vec<Arc<Schema>>> = Mutex::new(Vec::new());
+static SCHEMA_CACHE: Mutex<Vec<Shared<Schema>>> = Mutex::new(Vec::new());
 
 /// Locks the shared schemas (also held across a `fork`, see `crate::fork`). A panic while it
 /// was held cannot leave it half-updated: its only update is one push.
-pub(crate) fn lock_schema_cache() -> MutexGuard<'static, Vec<Arc<Schema>>> {
+pub(crate) fn lock_schema_cache() -> MutexGuard<'static, Vec<Shared<Schema>>> {
     SCHEMA_CACHE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -88,23 +88,52 @@ pub(crate) fn lock_schema_cache() -> MutexGuard<'static, Vec<Arc<Schema>>> {
 /// random keys, which a set must fetch from the kernel), it adds next to no code to a JIT that
 /// links the library (see BENCHMARKS.md, "Footprint"). The names are the host's own (at most
 /// 1,024 of them), so a hash flood is no concern.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
+/// The names seen so far, by index into the list checked: an open-addressing table of
+/// `index + 1` (0: empty) at least twice as large as the list, allocated once and fallibly
+/// (a `HashSet`'s insert links a growth path that aborts).
+struct NameSet<'a> {
+    names: &'a [String],
+    table: Vec<u32>,
+}
+
+impl<'a> NameSet<'a> {
+    fn new(names: &'a [String]) -> Option<NameSet<'a>> {
+        let size = names
+            .len()
+            .checked_mul(2)?
+            .checked_next_power_of_two()?
+            .max(2);
+        Some(NameSet {
+            names,
+            table: fallible::filled(0, size)?,
+        })
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    /// Adds name `i`; false if an earlier name is the same.
+    fn insert(&mut self, i: usize) -> bool {
+        let Some(name) = self.names.get(i) else {
+            return true;
+        };
+        let mask = self.table.len() - 1;
+        let mut at = fnv(name.as_bytes()) as usize & mask;
+        // The table is never full (twice the names), so an empty entry ends every probe.
+        while let Some(entry) = self.table.get_mut(at) {
+            if *entry == 0 {
+                *entry = i as u32 + 1;
+                return true;
+            }
+            if self.names.get(*entry as usize - 1) == Some(name) {
+                return false;
+            }
+            at = (at + 1) & mask;
         }
+        true
     }
 }
 
@@ -122,9 +151,8 @@ fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
             ),
         ));
     }
-    let mut seen = HashSet::with_hasher(BuildHasherDefault::<Fnv>::default());
-    seen.try_reserve(names.len())
-        .map_err(|_| out_of_memory("no memory to check the names"))?;
+    let mut seen =
+        NameSet::new(names).ok_or_else(|| out_of_memory("no memory to check the names"))?;
     for (i, name) in names.iter().enumerate() {
         let bad = name.is_empty()
             || name.len() > MAX_NAME_LEN
@@ -144,7 +172,7 @@ fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
                 ),
             ));
         }
-        if !seen.insert(name.as_str()) {
+        if !seen.insert(i) {
             return Err(Error::new(
                 ErrorCode::Config,
                 message!(what, " ", i, " repeats the name ", Quoted(name)),
@@ -224,14 +252,24 @@ mod tests {
             "{}",
             err.message
         );
-        let hashes: HashSet<u64> = names
-            .iter()
-            .map(|n| {
-                let mut h = Fnv::default();
-                h.write(n.as_bytes());
-                h.finish()
-            })
-            .collect();
+        let hashes: std::collections::HashSet<u64> =
+            names.iter().map(|n| fnv(n.as_bytes())).collect();
         assert!(hashes.len() > 1000, "FNV-1a spreads the names");
+        // Names that collide in the table's low bits are still told apart, and only repeats
+        // are refused (a table of 2 entries for one name, of 4 for two).
+        for list in [
+            vec!["A"],
+            vec!["A", "B"],
+            vec!["A", "A"],
+            vec!["B", "C", "B"],
+        ] {
+            let list: Vec<String> = list.into_iter().map(String::from).collect();
+            let repeats = (1..list.len()).any(|i| list[..i].contains(&list[i]));
+            assert_eq!(
+                check_names("kind", &list, 255).is_err(),
+                repeats,
+                "{list:?}"
+            );
+        }
     }
 }

@@ -14,20 +14,25 @@ pub(crate) fn out_of_memory(what: &'static str) -> Error {
 
 /// `Box::new(value)`, or `None` when the memory cannot be had.
 pub(crate) fn boxed<T>(value: T) -> Option<Box<T>> {
+    boxed_or_back(value).ok()
+}
+
+/// `Box::new(value)`, or `Err(value)` back when the memory cannot be had.
+pub(crate) fn boxed_or_back<T>(value: T) -> Result<Box<T>, T> {
     let layout = Layout::new::<T>();
     if layout.size() == 0 {
-        return Some(Box::new(value)); // allocates nothing
+        return Ok(Box::new(value)); // allocates nothing
     }
     // SAFETY: the layout has a non-zero size.
     let p = unsafe { alloc(layout) }.cast::<T>();
     if p.is_null() {
-        return None;
+        return Err(value);
     }
     // SAFETY: `p` is a fresh allocation of `T`'s layout from the global allocator, which is
     // what `Box` frees with; it is written before the box owns it.
     unsafe {
         p.write(value);
-        Some(Box::from_raw(p))
+        Ok(Box::from_raw(p))
     }
 }
 
@@ -35,16 +40,19 @@ pub(crate) fn boxed<T>(value: T) -> Option<Box<T>> {
 pub(crate) fn filled<T: Clone>(value: T, n: usize) -> Option<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).ok()?;
-    v.resize(n, value); // within the capacity reserved: no allocation
+    for _ in 0..n {
+        push_within(&mut v, value.clone()).ok()?;
+    }
     Some(v)
 }
 
 /// `s.to_owned()`, or `None` when the memory cannot be had.
 pub(crate) fn string(s: &str) -> Option<String> {
-    let mut out = String::new();
-    out.try_reserve_exact(s.len()).ok()?;
-    out.push_str(s); // within the capacity reserved: no allocation
-    Some(out)
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(s.len()).ok()?;
+    extend_within(&mut bytes, s.as_bytes()).then_some(())?;
+    // SAFETY: the bytes are a copy of `s`'s, which are UTF-8.
+    Some(unsafe { String::from_utf8_unchecked(bytes) })
 }
 
 /// `v.push(item)`, or `Err(item)` back when the memory for it cannot be had.
@@ -52,6 +60,39 @@ pub(crate) fn push<T>(v: &mut Vec<T>, item: T) -> Result<(), T> {
     if v.try_reserve(1).is_err() {
         return Err(item);
     }
-    v.push(item); // within the capacity reserved: no allocation
+    push_within(v, item)
+}
+
+/// `v.push(item)` within the capacity `v` has, or `Err(item)` back when it is full. Unlike
+/// `push`, it can never grow `v`, so it links no growth path (which can abort the process).
+#[inline]
+pub(crate) fn push_within<T>(v: &mut Vec<T>, item: T) -> Result<(), T> {
+    let len = v.len();
+    if len == v.capacity() {
+        return Err(item);
+    }
+    // SAFETY: `len < capacity`, so the slot at `len` is allocated and unused; once written,
+    // it is initialized and may be counted in the length.
+    unsafe {
+        v.as_mut_ptr().add(len).write(item);
+        v.set_len(len + 1);
+    }
     Ok(())
+}
+
+/// `v.extend_from_slice(bytes)` within the capacity `v` has; false, appending nothing, when
+/// they do not fit. Like [`push_within`], it never grows `v`.
+#[inline]
+pub(crate) fn extend_within(v: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    let len = v.len();
+    if v.capacity() - len < bytes.len() {
+        return false;
+    }
+    // SAFETY: the `bytes.len()` bytes after `len` are allocated (checked above) and unused, and
+    // cannot overlap `bytes`, which `v` is not borrowed for; once copied they are initialized.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr().add(len), bytes.len());
+        v.set_len(len + bytes.len());
+    }
+    true
 }

@@ -1,5 +1,6 @@
 //! `fork` in a process that uses the library: fork handlers hold every lock of the
-//! process-wide state (schema cache, aggregate, stats log, trace) across the fork, so that
+//! process-wide state (schema cache, aggregate, stats log, trace, the shards of the registry of
+//! live arenas) across the fork, so that
 //! the child never inherits a lock held by a thread that does not exist in it, and they count
 //! forks, so that a child knows that the open log and trace belong to its parent. A child
 //! never writes to them: a log named with `%p` continues in a file of the child's own, and
@@ -8,7 +9,7 @@
 
 #![cfg_attr(any(not(unix), miri), allow(dead_code))]
 
-use std::cell::RefCell;
+use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Forks between the process that loaded the library and this one (counted in the child).
@@ -18,16 +19,23 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// The locks held from the fork handler `prepare` to `parent` or `child`.
 struct Held {
-    _schemas: std::sync::MutexGuard<'static, Vec<std::sync::Arc<crate::counters::Schema>>>,
+    _schemas: std::sync::MutexGuard<'static, Vec<crate::Shared<crate::counters::Schema>>>,
     _state: crate::method::Held,
+    _arenas: [std::sync::MutexGuard<'static, crate::arena::registry::Set>;
+        crate::arena::registry::SHARDS],
 }
 
-thread_local! {
-    /// The forking thread's locks during a fork. The handlers run in the thread that called
-    /// `fork` (in the child, in its copy of that thread), so the locks are released by the
-    /// thread that took them.
-    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
-}
+/// The forking thread's locks during a fork: set by `prepare` once it holds every lock, taken
+/// by `parent` or `child` (in the thread that called `fork`, or in the child's copy of it),
+/// which release them. Not a thread-local: one with a destructor is registered with the C
+/// library on first use, which can fail and abort.
+struct HeldSlot(UnsafeCell<Option<Held>>);
+
+// SAFETY: only a thread that holds every lock of `Held` touches the slot (between its
+// `prepare` and its `parent` or `child`), so the locks themselves serialize its users.
+unsafe impl Sync for HeldSlot {}
+
+static HELD: HeldSlot = HeldSlot(UnsafeCell::new(None));
 
 /// Forks between the process that loaded the library and this one: a file opened when the
 /// count was different belongs to an ancestor.
@@ -72,8 +80,11 @@ extern "C" fn prepare() {
     let held = Held {
         _schemas: crate::counters::lock_schema_cache(),
         _state: crate::method::lock_all(),
+        _arenas: crate::arena::registry::lock_all(),
     };
-    let _ = HELD.try_with(|h| *h.borrow_mut() = Some(held));
+    // SAFETY: this thread holds every lock (just taken), so no other thread touches the slot
+    // until they are released, from the slot, by this thread's `parent` or `child`.
+    unsafe { *HELD.0.get() = Some(held) };
 }
 
 /// After `fork`, in the parent: releases the locks.
@@ -94,5 +105,7 @@ extern "C" fn child() {
 
 #[cfg(unix)]
 fn release() {
-    let _ = HELD.try_with(|h| drop(h.borrow_mut().take()));
+    // SAFETY: `prepare` ran in this thread (or in the parent's copy of it) and filled the slot
+    // while holding every lock, which this thread still holds: no other thread touches it.
+    drop(unsafe { (*HELD.0.get()).take() });
 }

@@ -158,43 +158,179 @@ fn open(path: &Path) -> Result<File, Error> {
     File::open(path).map_err(|e| io_error(path, "open", &e))
 }
 
-/// Appends `value` as unsigned LEB128.
-pub fn put_varint(buf: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        buf.push(value as u8 | 0x80);
-        value >>= 7;
+/// Where the encoders below append: a `Vec<u8>`, which grows as `Vec` does (the tools and
+/// tests), or a [`TryBuf`], which grows only while memory can be had (the writers a JIT runs).
+pub trait Put {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Put for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
     }
-    buf.push(value as u8);
+}
+
+/// Bytes being encoded by a writer that a JIT runs: appending grows the buffer only through
+/// `try_reserve`. When memory runs out, the buffer stops taking bytes and says so
+/// ([`TryBuf::check`]), where a `Vec` would abort the process. It never links the code that
+/// grows a `Vec` infallibly.
+#[derive(Default)]
+pub struct TryBuf {
+    bytes: Vec<u8>,
+    /// Whether some bytes could not be appended for lack of memory.
+    short: bool,
+}
+
+impl TryBuf {
+    /// An empty buffer with room for `n` bytes, or the out-of-memory error.
+    pub fn with_room(n: usize) -> io::Result<TryBuf> {
+        let mut buf = TryBuf::default();
+        buf.reserve(n)?;
+        Ok(buf)
+    }
+
+    /// Makes room for `n` more bytes, or fails (out of memory) with nothing changed.
+    pub fn reserve(&mut self, n: usize) -> io::Result<()> {
+        self.bytes.try_reserve(n).map_err(no_memory)
+    }
+
+    /// Empties the buffer, keeping its room.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.short = false;
+    }
+
+    /// The bytes appended.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// How many bytes were appended.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether no byte was appended.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Appends `n` zero bytes.
+    pub fn put_zeros(&mut self, n: usize) {
+        let len = self.bytes.len();
+        if self.bytes.capacity() - len < n && (self.short || self.bytes.try_reserve(n).is_err()) {
+            self.short = true;
+            return;
+        }
+        // SAFETY: the `n` bytes after `len` are allocated (there is room, checked or just
+        // reserved), and once written they are initialized.
+        unsafe {
+            self.bytes.as_mut_ptr().add(len).write_bytes(0, n);
+            self.bytes.set_len(len + n);
+        }
+    }
+
+    /// Sets bit `bit` of the bitmap that starts at byte `at` (appended before).
+    pub fn set_bit(&mut self, at: usize, bit: usize) {
+        if let Some(b) = self.bytes.get_mut(at + bit / 8) {
+            *b |= 1 << (bit % 8);
+        }
+    }
+
+    /// Fails (out of memory) if some bytes could not be appended since the last
+    /// [`TryBuf::clear`].
+    pub fn check(&self) -> io::Result<()> {
+        match self.short {
+            true => Err(io::Error::from(io::ErrorKind::OutOfMemory)),
+            false => Ok(()),
+        }
+    }
+}
+
+impl Put for TryBuf {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        if crate::fallible::extend_within(&mut self.bytes, bytes) {
+            return;
+        }
+        self.grow_and_put(bytes);
+    }
+}
+
+impl TryBuf {
+    #[cold]
+    #[inline(never)]
+    fn grow_and_put(&mut self, bytes: &[u8]) {
+        let fits = !self.short
+            && self.bytes.try_reserve(bytes.len()).is_ok()
+            && crate::fallible::extend_within(&mut self.bytes, bytes);
+        self.short |= !fits;
+    }
+}
+
+/// The error of an allocation that failed (no text to allocate).
+pub(crate) fn no_memory(_: std::collections::TryReserveError) -> io::Error {
+    io::Error::from(io::ErrorKind::OutOfMemory)
+}
+
+/// `value` as unsigned LEB128, in the first bytes of an array: the array and the length.
+#[inline]
+fn varint_bytes(mut value: u64) -> ([u8; MAX_VARINT], usize) {
+    let mut b = [0u8; MAX_VARINT];
+    let mut n = 0;
+    // At most ten rounds: the tenth byte holds the last bit of a u64.
+    while value >= 0x80 && n < MAX_VARINT - 1 {
+        b[n] = value as u8 | 0x80;
+        value >>= 7;
+        n += 1;
+    }
+    b[n] = value as u8;
+    (b, n + 1)
+}
+
+/// Appends `value` as unsigned LEB128.
+#[inline]
+pub fn put_varint(buf: &mut (impl Put + ?Sized), value: u64) {
+    let (b, n) = varint_bytes(value);
+    buf.put(b.get(..n).unwrap_or(&b));
 }
 
 /// Appends a signed value, zigzag-encoded.
-pub fn put_signed(buf: &mut Vec<u8>, value: i64) {
+pub fn put_signed(buf: &mut (impl Put + ?Sized), value: i64) {
     put_varint(buf, ((value << 1) ^ (value >> 63)) as u64);
 }
 
 /// Appends a length-prefixed string.
-pub fn put_str(buf: &mut Vec<u8>, s: &str) {
+pub fn put_str(buf: &mut (impl Put + ?Sized), s: &str) {
     put_varint(buf, s.len() as u64);
-    buf.extend_from_slice(s.as_bytes());
+    buf.put(s.as_bytes());
 }
 
 /// Appends one frame (type, length, payload, checksum) to `out`.
-pub fn put_frame(out: &mut Vec<u8>, kind: u8, payload: &[u8]) {
-    let start = out.len();
-    out.push(kind);
-    put_varint(out, payload.len() as u64);
-    out.extend_from_slice(payload);
-    let crc = crc32fast::hash(&out[start..]);
-    out.extend_from_slice(&crc.to_le_bytes());
+pub fn put_frame(out: &mut (impl Put + ?Sized), kind: u8, payload: &[u8]) {
+    let (len, n) = varint_bytes(payload.len() as u64);
+    let len = len.get(..n).unwrap_or(&len);
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&[kind]);
+    crc.update(len);
+    crc.update(payload);
+    put_frame_parts(out, kind, len, payload, crc.finalize());
 }
 
 /// [`put_frame`] of a frame whose checksum `crc` is known: a frame read and checked before,
 /// of the same type and payload.
-pub(crate) fn put_frame_known(out: &mut Vec<u8>, kind: u8, payload: &[u8], crc: u32) {
-    out.push(kind);
-    put_varint(out, payload.len() as u64);
-    out.extend_from_slice(payload);
-    out.extend_from_slice(&crc.to_le_bytes());
+pub(crate) fn put_frame_known(out: &mut (impl Put + ?Sized), kind: u8, payload: &[u8], crc: u32) {
+    let (len, n) = varint_bytes(payload.len() as u64);
+    put_frame_parts(out, kind, len.get(..n).unwrap_or(&len), payload, crc);
+}
+
+fn put_frame_parts(out: &mut (impl Put + ?Sized), kind: u8, len: &[u8], payload: &[u8], crc: u32) {
+    out.put(&[kind]);
+    out.put(len);
+    out.put(payload);
+    out.put(&crc.to_le_bytes());
 }
 
 /// The most bytes a LEB128 value of 64 bits takes.

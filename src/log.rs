@@ -1,6 +1,7 @@
 //! The stats log: one checksummed record of counters per compiled method, preceded by the
 //! schema (kind and phase names) and tier names it refers to. Layout: `docs/formats.md`.
 
+use crate::shared::Shared;
 use std::cell::Cell;
 use std::io::{self, Write};
 use std::path::Path;
@@ -9,10 +10,10 @@ use std::sync::Arc;
 use crate::counters::Schema;
 use crate::error::Error;
 use crate::format::{
-    self, put_frame, put_signed, put_str, put_varint, Content, FrameReader, Malformed, Payload,
-    FRAME_MOST, MAX_VARINT,
+    self, no_memory, put_frame, put_signed, put_str, put_varint, Content, FrameReader, Malformed,
+    Payload, TryBuf, FRAME_MOST, MAX_VARINT,
 };
-use crate::record::{self, no_memory};
+use crate::record;
 
 mod copy;
 mod visit;
@@ -123,7 +124,7 @@ pub fn add_checked(total: &mut u64, value: u64, path: &Path, what: &str) -> Resu
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MethodRecord {
     /// The kind and phase names the counters refer to.
-    pub schema: Arc<Schema>,
+    pub schema: Shared<Schema>,
     /// Who.
     pub info: MethodInfo,
     /// What it allocated.
@@ -136,7 +137,7 @@ pub struct MethodRecord {
 /// [`Dictionary::commit`] adds it after the write.
 #[derive(Default)]
 pub(crate) struct Dictionary {
-    schemas: Vec<Arc<Schema>>,
+    schemas: Vec<Shared<Schema>>,
     tiers: Vec<String>,
     /// The copy of the new tier that [`Dictionary::ids`] made, for [`Dictionary::commit`]:
     /// made before the write, so that committing what reached the output cannot fail.
@@ -158,28 +159,28 @@ impl Dictionary {
     /// memory) with nothing taken.
     pub(crate) fn ids(
         &mut self,
-        schema: &Arc<Schema>,
+        schema: &Shared<Schema>,
         tier: Option<&str>,
-        out: &mut Vec<u8>,
+        out: &mut TryBuf,
     ) -> io::Result<Ids> {
         let known = self
             .schemas
             .iter()
-            .position(|s| Arc::ptr_eq(s, schema) || **s == **schema);
+            .position(|s| Shared::ptr_eq(s, schema) || **s == **schema);
         let schema_id = known.unwrap_or(self.schemas.len()) as u64;
         if known.is_none() {
             let names = schema.kinds.iter().chain(&schema.phases);
             let most = names.map(|n| n.len() + MAX_VARINT).sum::<usize>() + 3 * MAX_VARINT;
             self.schemas.try_reserve(1).map_err(no_memory)?;
-            out.try_reserve(most + FRAME_MOST).map_err(no_memory)?;
-            let mut p = Vec::new();
-            p.try_reserve_exact(most).map_err(no_memory)?; // what follows fits in it
+            out.reserve(most + FRAME_MOST)?;
+            let mut p = TryBuf::with_room(most)?; // what follows fits in it
             put_varint(&mut p, schema_id);
             put_varint(&mut p, schema.kinds.len() as u64);
             schema.kinds.iter().for_each(|k| put_str(&mut p, k));
             put_varint(&mut p, schema.phases.len() as u64);
             schema.phases.iter().for_each(|k| put_str(&mut p, k));
-            put_frame(out, FRAME_SCHEMA, &p);
+            p.check()?;
+            put_frame(out, FRAME_SCHEMA, p.as_slice());
         }
         let (tier_id, new_tier) = match tier {
             None => (0, false),
@@ -189,16 +190,16 @@ impl Dictionary {
                     let id = self.tiers.len() as u64 + 1;
                     let most = 2 * MAX_VARINT + tier.len();
                     self.tiers.try_reserve(1).map_err(no_memory)?;
-                    out.try_reserve(most + FRAME_MOST).map_err(no_memory)?;
+                    out.reserve(most + FRAME_MOST)?;
                     self.pending_tier = Some(
                         crate::fallible::string(tier)
                             .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?,
                     );
-                    let mut p = Vec::new();
-                    p.try_reserve_exact(most).map_err(no_memory)?; // what follows fits in it
+                    let mut p = TryBuf::with_room(most)?; // what follows fits in it
                     put_varint(&mut p, id);
                     put_str(&mut p, tier);
-                    put_frame(out, FRAME_TIER, &p);
+                    p.check()?;
+                    put_frame(out, FRAME_TIER, p.as_slice());
                     (id, true)
                 }
             },
@@ -213,12 +214,13 @@ impl Dictionary {
 
     /// Records that the frames [`Dictionary::ids`] appended reached the output, in the room
     /// it made: allocates nothing.
-    pub(crate) fn commit(&mut self, ids: Ids, schema: &Arc<Schema>) {
+    pub(crate) fn commit(&mut self, ids: Ids, schema: &Shared<Schema>) {
+        // Within the room `ids` reserved: these cannot fail.
         if ids.new_schema {
-            self.schemas.push(Arc::clone(schema));
+            let _ = crate::fallible::push_within(&mut self.schemas, Shared::clone(schema));
         }
         if let (true, Some(tier)) = (ids.new_tier, self.pending_tier.take()) {
-            self.tiers.push(tier);
+            let _ = crate::fallible::push_within(&mut self.tiers, tier);
         }
     }
 }
@@ -233,8 +235,8 @@ impl Dictionary {
 pub(crate) struct RecordWriter<W: Write> {
     out: W,
     dict: Dictionary,
-    frame: Vec<u8>,
-    payload: Vec<u8>,
+    frame: TryBuf,
+    payload: TryBuf,
     /// Bytes of whole frames (and the header) the output has taken.
     good: u64,
     /// Bytes of a record cut short after `good` that are still in the output.
@@ -245,10 +247,8 @@ impl<W: Write> RecordWriter<W> {
     /// Starts a file of `content`: writes its header.
     pub(crate) fn new(mut out: W, content: Content) -> io::Result<RecordWriter<W>> {
         let header = format::header_for(content, content.version());
-        let (mut frame, mut payload) = (Vec::new(), Vec::new());
-        frame.try_reserve(512).map_err(no_memory)?;
-        payload.try_reserve(512).map_err(no_memory)?;
-        out.write_all(&header)?;
+        let (frame, payload) = (TryBuf::with_room(512)?, TryBuf::with_room(512)?);
+        write_counted(&mut out, &header).map_err(|(e, _)| e)?;
         Ok(RecordWriter {
             out,
             dict: Dictionary::default(),
@@ -263,9 +263,9 @@ impl<W: Write> RecordWriter<W> {
     pub(crate) fn write(
         &mut self,
         kind: u8,
-        schema: &Arc<Schema>,
+        schema: &Shared<Schema>,
         method: (Option<&str>, i64, Option<&str>),
-        body: impl FnOnce(&mut Vec<u8>),
+        body: impl FnOnce(&mut TryBuf),
     ) -> io::Result<()> {
         let (name, context, tier) = method;
         self.write_raw(kind, schema, tier, |p, schema_id, tier_id| {
@@ -284,9 +284,9 @@ impl<W: Write> RecordWriter<W> {
     pub(crate) fn write_raw(
         &mut self,
         kind: u8,
-        schema: &Arc<Schema>,
+        schema: &Shared<Schema>,
         tier: Option<&str>,
-        body: impl FnOnce(&mut Vec<u8>, u64, u64) -> io::Result<()>,
+        body: impl FnOnce(&mut TryBuf, u64, u64) -> io::Result<()>,
     ) -> io::Result<()> {
         self.write_raw_known(kind, schema, tier, |p, schema_id, tier_id| {
             body(p, schema_id, tier_id).map(|()| None)
@@ -298,29 +298,28 @@ impl<W: Write> RecordWriter<W> {
     pub(crate) fn write_raw_known(
         &mut self,
         kind: u8,
-        schema: &Arc<Schema>,
+        schema: &Shared<Schema>,
         tier: Option<&str>,
-        body: impl FnOnce(&mut Vec<u8>, u64, u64) -> io::Result<Option<u32>>,
+        body: impl FnOnce(&mut TryBuf, u64, u64) -> io::Result<Option<u32>>,
     ) -> io::Result<()> {
-        if let Some(torn) = self.torn {
-            return Err(io::Error::other(format!(
-                "an earlier record was cut short ({torn} of its bytes follow the last whole record, which ends at byte {}) and could not be removed, so no record is written after it",
-                self.good
-            )));
+        if self.torn.is_some() {
+            // What [`RecordWriter::refuse_torn`] says; kept short here, where no text may be
+            // allocated (a JIT's writer checks [`RecordWriter::torn`] before it writes).
+            return Err(io::Error::from(io::ErrorKind::Other));
         }
         self.frame.clear();
         let ids = self.dict.ids(schema, tier, &mut self.frame)?;
         let p = &mut self.payload;
         p.clear();
         let known = body(p, ids.schema, ids.tier)?;
-        self.frame
-            .try_reserve(p.len() + FRAME_MOST)
-            .map_err(no_memory)?;
+        p.check()?;
+        self.frame.reserve(p.len() + FRAME_MOST)?;
         match known {
-            Some(crc) => format::put_frame_known(&mut self.frame, kind, p, crc),
-            None => put_frame(&mut self.frame, kind, p),
+            Some(crc) => format::put_frame_known(&mut self.frame, kind, p.as_slice(), crc),
+            None => put_frame(&mut self.frame, kind, p.as_slice()),
         }
-        match write_counted(&mut self.out, &self.frame) {
+        self.frame.check()?;
+        match write_counted(&mut self.out, self.frame.as_slice()) {
             Ok(()) => {
                 self.dict.commit(ids, schema);
                 self.good += self.frame.len() as u64;
@@ -332,6 +331,19 @@ impl<W: Write> RecordWriter<W> {
                 }
                 Err(e)
             }
+        }
+    }
+
+    /// Refuses a write, with the numbers in its message, when a record cut short could not be
+    /// removed: the check of the public writers (whose message may take an allocation that
+    /// aborts when memory runs out; a JIT's writer says the same from [`RecordWriter::torn`]).
+    pub(crate) fn refuse_torn(&self) -> io::Result<()> {
+        match self.torn {
+            Some(torn) => Err(io::Error::other(format!(
+                "an earlier record was cut short ({torn} of its bytes follow the last whole record, which ends at byte {}) and could not be removed, so no record is written after it",
+                self.good
+            ))),
+            None => Ok(()),
         }
     }
 
@@ -374,7 +386,7 @@ fn write_counted(out: &mut impl Write, mut bytes: &[u8]) -> Result<(), (io::Erro
             }
             Ok(n) => {
                 taken += n;
-                bytes = &bytes[n..];
+                bytes = bytes.get(n..).unwrap_or_default();
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err((e, taken)),
@@ -412,10 +424,34 @@ impl<W: Write> LogWriter<W> {
     /// nothing, when the counts cannot be a record: slots that do not increase or lie outside
     /// the schema, or kinds by phase that name a kind or phase the record does not list, are out
     /// of order or do not add up to the kinds' and phases' bytes.
-    #[inline(never)] // once per method; kept whole so that profiles can name it
     pub fn write(
         &mut self,
-        schema: &Arc<Schema>,
+        schema: &Shared<Schema>,
+        name: Option<&str>,
+        context: i64,
+        tier: Option<&str>,
+        c: &MethodCounts,
+    ) -> io::Result<()> {
+        self.records.refuse_torn()?;
+        self.scratch.refused = None;
+        self.write_counts(schema, name, context, tier, c)
+            .map_err(|e| match self.scratch.refused.take() {
+                Some(why) => io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("the record cannot be written: {why}"),
+                ),
+                None => e,
+            })
+    }
+
+    /// [`LogWriter::write`] for a JIT, whose failures allocate nothing: a record refused after
+    /// one cut short that could not be removed fails with [`io::ErrorKind::Other`] (check
+    /// [`LogWriter::torn`] first), and counts that cannot be a record with
+    /// [`io::ErrorKind::InvalidInput`] alone.
+    #[inline(never)] // once per method; kept whole so that profiles can name it
+    pub(crate) fn write_counts(
+        &mut self,
+        schema: &Shared<Schema>,
         name: Option<&str>,
         context: i64,
         tier: Option<&str>,
@@ -442,7 +478,12 @@ impl<W: Write> LogWriter<W> {
             })?;
         self.prev.context = context;
         self.prev.name.clear();
-        self.prev.name.push_str(name);
+        // Within the room reserved above.
+        let _ = crate::fallible::extend_within(
+            // SAFETY: the bytes appended are `name`'s, which are UTF-8.
+            unsafe { self.prev.name.as_mut_vec() },
+            name.as_bytes(),
+        );
         Ok(())
     }
 
@@ -482,7 +523,7 @@ impl<W: Write> LogWriter<W> {
 
 /// Reads schemas and tiers as they come, for log and trace readers.
 pub(crate) struct DictionaryReader {
-    schemas: Vec<Arc<Schema>>,
+    schemas: Vec<Shared<Schema>>,
     tiers: Vec<Arc<str>>,
     /// For traces, the arena's limits on kinds and phases (their events replay through an
     /// arena); `None` for logs, whose readers count any number of kinds.
@@ -543,7 +584,7 @@ impl DictionaryReader {
                     None => Schema::read(kinds, phases),
                 }
                 .map_err(|e| reader.corrupt(frame.offset, &e.message))?;
-                self.schemas.push(Arc::new(schema));
+                self.schemas.push(Shared::new(schema));
             }
             FRAME_TIER => {
                 let id = p.varint().map_err(bad)?;
@@ -559,9 +600,12 @@ impl DictionaryReader {
     }
 
     /// Reads the method-info part of a record.
-    pub(crate) fn info(&self, p: &mut Payload<'_>) -> Result<(Arc<Schema>, MethodInfo), Malformed> {
+    pub(crate) fn info(
+        &self,
+        p: &mut Payload<'_>,
+    ) -> Result<(Shared<Schema>, MethodInfo), Malformed> {
         let mut info = MethodInfo::default();
-        let schema = Arc::clone(self.info_into(p, &mut info)?);
+        let schema = Shared::clone(self.info_into(p, &mut info)?);
         Ok((schema, info))
     }
 
@@ -571,7 +615,7 @@ impl DictionaryReader {
         &self,
         p: &mut Payload<'_>,
         info: &mut MethodInfo,
-    ) -> Result<&Arc<Schema>, Malformed> {
+    ) -> Result<&Shared<Schema>, Malformed> {
         let schema_id = p.varint()?;
         info.context = p.signed()?;
         let tier_id = p.varint()?;
@@ -587,7 +631,7 @@ impl DictionaryReader {
         tier_id: u64,
         name: &str,
         info: &mut MethodInfo,
-    ) -> Result<&Arc<Schema>, Malformed> {
+    ) -> Result<&Shared<Schema>, Malformed> {
         let schema = usize::try_from(schema_id)
             .ok()
             .and_then(|id| self.schemas.get(id))
@@ -644,7 +688,7 @@ pub struct Mark {
 /// The schemas and tiers a [`LogReader`] has read (see [`LogReader::dictionary`]).
 #[derive(Debug, Clone, Default)]
 pub struct ReaderDictionary {
-    schemas: Vec<Arc<Schema>>,
+    schemas: Vec<Shared<Schema>>,
     tiers: Vec<Arc<str>>,
 }
 
@@ -824,14 +868,14 @@ impl LogReader {
 
     /// Sets the schema and identity of the current version-2 record in `record`; returns the
     /// schema.
-    fn ids_into(&self, record: &mut MethodRecord) -> Result<&Arc<Schema>, Malformed> {
+    fn ids_into(&self, record: &mut MethodRecord) -> Result<&Shared<Schema>, Malformed> {
         let h = &self.head;
         let schema = self
             .dict
             .ids_into(h.schema, h.tier, &self.prev.name, &mut record.info)?;
         record.info.context = self.prev.context;
-        if !Arc::ptr_eq(&record.schema, schema) {
-            record.schema = Arc::clone(schema);
+        if !Shared::ptr_eq(&record.schema, schema) {
+            record.schema = Shared::clone(schema);
         }
         Ok(schema)
     }
@@ -840,8 +884,8 @@ impl LogReader {
     fn decode_v1(&self, payload: &[u8], record: &mut MethodRecord) -> Result<(), Malformed> {
         let mut p = Payload::new(payload);
         let schema = self.dict.info_into(&mut p, &mut record.info)?;
-        if !Arc::ptr_eq(&record.schema, schema) {
-            record.schema = Arc::clone(schema);
+        if !Shared::ptr_eq(&record.schema, schema) {
+            record.schema = Shared::clone(schema);
         }
         let flags = p.varint()?;
         let c = &mut record.counts;

@@ -158,8 +158,11 @@ impl Piece for Hex {
     }
 }
 
-/// A name in double quotes, escaped as `{:?}` escapes a `str` (quotes, backslashes, control,
-/// non-printable and combining characters): a name from a caller may hold anything.
+/// A name in double quotes, escaped: printable ASCII stays as it is, but for `"` and `\\`;
+/// tab, newline, carriage return and NUL read `\\t`, `\\n`, `\\r`, `\\0`; every other
+/// character (control, and anything outside ASCII: combining marks, bidi overrides, ...) reads
+/// `\\u{hex}`, as `{:?}` writes it. A name from a caller may hold anything, and `{:?}`'s own
+/// choice of what to escape takes Unicode tables whose lookups link a panic.
 #[derive(Debug, Clone, Copy)]
 pub struct Quoted<'a>(pub &'a str);
 
@@ -168,16 +171,39 @@ impl Piece for Quoted<'_> {
     fn put(self, m: &mut Message) {
         m.push_str("\"");
         for c in self.0.chars() {
-            if c == '\'' {
-                m.push_str("'"); // `{:?}` of a `str` leaves single quotes alone
-                continue;
-            }
-            for e in c.escape_debug() {
-                let mut utf8 = [0u8; 4];
-                m.push_str(e.encode_utf8(&mut utf8));
+            let mut utf8 = [0u8; 4];
+            match c {
+                '"' => m.push_str("\\\""),
+                '\\' => m.push_str("\\\\"),
+                '\t' => m.push_str("\\t"),
+                '\n' => m.push_str("\\n"),
+                '\r' => m.push_str("\\r"),
+                '\0' => m.push_str("\\0"),
+                ' '..='~' => m.push_str(c.encode_utf8(&mut utf8)),
+                _ => put_unicode_escape(m, c),
             }
         }
         m.push_str("\"");
+    }
+}
+
+/// `\\u{hex}` of `c`, lowercase hex without leading zeros, as `char::escape_unicode` writes it.
+fn put_unicode_escape(m: &mut Message, c: char) {
+    let mut text = *b"\\u{000000}";
+    let v = u32::from(c);
+    let digits = (8 - (v | 1).leading_zeros() as usize / 4).max(1);
+    let mut end = 3;
+    for i in (0..digits).rev() {
+        if let Some(slot) = text.get_mut(end) {
+            *slot = b"0123456789abcdef"[(v >> (4 * i)) as usize & 0xf];
+        }
+        end += 1;
+    }
+    if let Some(close) = text.get_mut(end) {
+        *close = b'}';
+    }
+    if let Some(Ok(escape)) = text.get(..end + 1).map(std::str::from_utf8) {
+        m.push_str(escape);
     }
 }
 
@@ -210,16 +236,19 @@ impl std::fmt::Write for Message {
 impl Piece for &std::io::Error {
     /// The error as its `Display` shows it (`No space left on device (os error 28)`). An error
     /// of the operating system is written from `strerror_r` into a buffer on the stack (its
-    /// `Display` would allocate the text); another is written with `core::fmt`, which
-    /// allocates nothing of its own (the library's file errors still come from `std::io`).
+    /// `Display` would allocate the text). An error with an error inside is that error's text;
+    /// any other, its kind's text (`out of memory`). Not `io::Error`'s own `Display`, whose code
+    /// (and its landing pads) would bring the standard library's panic machinery into a JIT.
     #[inline(never)]
     fn put(self, m: &mut Message) {
-        let code = self.raw_os_error().filter(|_| cfg!(unix));
-        let Some(code) = code else {
-            let _ = std::fmt::Write::write_fmt(m, format_args!("{self}"));
-            return;
-        };
-        put_os_error(m, code);
+        use std::fmt::Write;
+        if let Some(code) = self.raw_os_error().filter(|_| cfg!(unix)) {
+            put_os_error(m, code);
+        } else if let Some(inner) = self.get_ref() {
+            let _ = write!(m, "{inner}");
+        } else {
+            let _ = write!(m, "{}", self.kind());
+        }
     }
 }
 
@@ -312,20 +341,28 @@ mod tests {
     }
 
     #[test]
-    fn quoted_names_escape_as_debug_does() {
-        for name in [
-            "CMK_ASTNode",
-            "",
-            "a\"b\\c",
-            "tab\there\nnl\r\0",
-            "esc\u{1b}[31m\u{7f}\u{9f}",
-            "ünïcødé ✓",
-            "\u{1b}",
-            "it's",
-            "bidi\u{202e}zw\u{200b}bom\u{feff}e\u{301}ls\u{2028}",
-            "\u{301}first",
+    fn quoted_names_escape_quotes_controls_and_all_but_ascii() {
+        for (name, quoted) in [
+            ("CMK_ASTNode", r#""CMK_ASTNode""#),
+            ("", r#""""#),
+            ("a\"b\\c", r#""a\"b\\c""#),
+            ("tab\there\nnl\r\0", r#""tab\there\nnl\r\0""#),
+            (
+                "esc\u{1b}[31m\u{7f}\u{9f}",
+                r#""esc\u{1b}[31m\u{7f}\u{9f}""#,
+            ),
+            ("ünï ✓", r#""\u{fc}n\u{ef} \u{2713}""#),
+            ("it's ~", r#""it's ~""#),
+            (
+                "bidi\u{202e}e\u{301}\u{10ffff}",
+                r#""bidi\u{202e}e\u{301}\u{10ffff}""#,
+            ),
         ] {
-            assert_eq!(message!(Quoted(name)), format!("{name:?}"), "{name:?}");
+            assert_eq!(message!(Quoted(name)), quoted, "{name:?}");
+            // Every escape reads as Rust's for the same character.
+            for c in name.chars().filter(|c| !c.is_ascii()) {
+                assert!(quoted.contains(&c.escape_unicode().to_string()), "{c:?}");
+            }
         }
     }
 

@@ -2,16 +2,16 @@
 //! `jitarena_method_done` feeds. Each is process-wide state behind its own lock, taken once per
 //! method, never per allocation. A JIT that links its own copy of this library has its own.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom};
+use crate::shared::Shared;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::arena::raw::RawArena;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
+use crate::file::{self, OutFile};
 use crate::fork;
 use crate::format::io_error;
 use crate::log::{LogWriter, MethodCounts};
@@ -66,8 +66,8 @@ impl<W> Output<W> {
     }
 }
 
-static LOG: Mutex<Output<LogWriter<File>>> = Mutex::new(Output::new());
-static TRACE: Mutex<Output<TraceWriter<File>>> = Mutex::new(Output::new());
+static LOG: Mutex<Output<LogWriter<OutFile>>> = Mutex::new(Output::new());
+static TRACE: Mutex<Output<TraceWriter<OutFile>>> = Mutex::new(Output::new());
 static RECORDING: AtomicBool = AtomicBool::new(false);
 /// Whether `jitarena_method_done` may write a log record: a log is open, or `JITARENA_LOG`
 /// has not been consulted yet, or it named a file that could not be opened. Lets the C entry
@@ -80,7 +80,7 @@ static AGGREGATE_ON: AtomicBool = AtomicBool::new(false);
 
 /// The sum of every finished method's counters, per schema.
 struct Aggregate {
-    schema: Arc<Schema>,
+    schema: Shared<Schema>,
     methods: u64,
     counters: Counters,
 }
@@ -99,8 +99,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// child gets them unlocked and their state whole.
 pub(crate) struct Held {
     _aggregate: MutexGuard<'static, Vec<Aggregate>>,
-    _log: MutexGuard<'static, Output<LogWriter<File>>>,
-    _trace: MutexGuard<'static, Output<TraceWriter<File>>>,
+    _log: MutexGuard<'static, Output<LogWriter<OutFile>>>,
+    _trace: MutexGuard<'static, Output<TraceWriter<OutFile>>>,
 }
 
 /// Takes every lock of this module, in one order.
@@ -141,26 +141,20 @@ fn find_pid_marker(path: &str) -> Option<usize> {
     path.as_bytes().windows(2).position(|pair| pair == b"%p")
 }
 
-fn create(path: &Path) -> Result<File, Error> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .map_err(|e| io_error(path, "create", &e))
+fn create(path: &Path) -> Result<OutFile, Error> {
+    OutFile::create(path).map_err(|e| io_error(path, "create", &e))
 }
 
 /// Cuts `file` to `len` bytes and moves its position there: removes a record cut short.
-fn truncate_file(file: &mut File, len: u64) -> std::io::Result<()> {
-    file.set_len(len)?;
-    file.seek(SeekFrom::Start(len)).map(drop)
+fn truncate_file(file: &mut OutFile, len: u64) -> std::io::Result<()> {
+    file.truncate(len)
 }
 
 fn open_into<W>(
     out: &mut Output<W>,
     pattern: &str,
     what: &str,
-    make: impl FnOnce(File) -> std::io::Result<W>,
+    make: impl FnOnce(OutFile) -> std::io::Result<W>,
 ) -> Result<(), Error> {
     out.env_consulted = true;
     out.open_failed = None;
@@ -326,12 +320,17 @@ pub(crate) fn trace_recording() -> bool {
         let mut out = lock(&TRACE);
         if !out.env_consulted {
             out.env_consulted = true;
-            if let Some(path) =
-                std::env::var_os("JITARENA_TRACE").and_then(|p| p.into_string().ok())
-            {
-                match open_into(&mut out, &path, "trace", TraceWriter::new) {
-                    Ok(()) => RECORDING.store(true, Ordering::Release),
-                    Err(e) => eprintln!("jitarena: JITARENA_TRACE: {e}"),
+            let opened = match file::env_var(c"JITARENA_TRACE") {
+                Ok(Some(path)) => open_into(&mut out, &path, "trace", TraceWriter::new).map(Some),
+                Ok(None) => Ok(None),
+                Err(()) => Err(out_of_memory("no memory for the value of JITARENA_TRACE")),
+            };
+            match opened {
+                Ok(Some(())) => RECORDING.store(true, Ordering::Release),
+                Ok(None) => {}
+                Err(e) => {
+                    let text = message!("jitarena: JITARENA_TRACE: ", e.message.as_ref());
+                    file::warn(text.as_str());
                 }
             }
         }
@@ -372,9 +371,10 @@ fn method_done_with(
     };
     let logged = append_log(&arena.schema, method, counts);
     let traced = match arena.trace.as_mut() {
-        Some(events) => append_trace(&arena.schema, method, events),
+        Some(events) => append_trace(&arena.schema, method, events, arena.trace_short),
         None => Ok(()),
     };
+    arena.trace_short = false;
     logged.and(traced).and(folded)
 }
 
@@ -385,13 +385,13 @@ fn fold(arena: &RawArena, counts: &MethodCounts) -> Result<(), Error> {
     let mut all = lock(&AGGREGATE);
     let i = match all
         .iter()
-        .position(|a| Arc::ptr_eq(&a.schema, schema) || *a.schema == **schema)
+        .position(|a| Shared::ptr_eq(&a.schema, schema) || *a.schema == **schema)
     {
         Some(i) => i,
         None => {
             let no_memory = || out_of_memory("no memory for the aggregate of a new schema");
             let fresh = Aggregate {
-                schema: Arc::clone(schema),
+                schema: Shared::clone(schema),
                 methods: 0,
                 counters: Counters::try_zeroed(schema).ok_or_else(no_memory)?,
             };
@@ -399,12 +399,16 @@ fn fold(arena: &RawArena, counts: &MethodCounts) -> Result<(), Error> {
             all.len() - 1
         }
     };
-    let a = &mut all[i];
+    let Some(a) = all.get_mut(i) else {
+        return Ok(()); // `i` was found or pushed just above
+    };
     a.methods += 1;
     let c = &mut a.counters;
     arena.add_kinds_to(&mut c.kind_bytes, &mut c.kind_count);
     for &(slot, bytes) in &counts.phases {
-        c.phase_bytes[slot as usize] += bytes;
+        if let Some(sum) = c.phase_bytes.get_mut(slot as usize) {
+            *sum += bytes;
+        }
     }
     c.used_bytes += counts.used_bytes;
     c.reserved_bytes += counts.reserved_bytes;
@@ -414,14 +418,22 @@ fn fold(arena: &RawArena, counts: &MethodCounts) -> Result<(), Error> {
     Ok(())
 }
 
-fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> Result<(), Error> {
+fn append_log(
+    schema: &Shared<Schema>,
+    m: MethodRef<'_>,
+    counts: &MethodCounts,
+) -> Result<(), Error> {
     if !LOG_MAY_WRITE.load(Ordering::Acquire) {
         return Ok(());
     }
     let mut out = lock(&LOG);
     if out.open.is_none() && !out.env_consulted {
         out.env_consulted = true;
-        match std::env::var_os("JITARENA_LOG").and_then(|p| p.into_string().ok()) {
+        let path = file::env_var(c"JITARENA_LOG").map_err(|()| {
+            out.env_consulted = false; // memory may be back for the next record
+            out_of_memory("no memory for the value of JITARENA_LOG")
+        })?;
+        match path {
             Some(path) => match open_into(&mut out, &path, "stats log", LogWriter::new) {
                 Ok(()) => {}
                 // Memory may be back for the next record: it opens the log again.
@@ -459,23 +471,29 @@ fn append_log(schema: &Arc<Schema>, m: MethodRef<'_>, counts: &MethodCounts) -> 
         sink,
         "stats log",
         LogWriter::torn,
-        |w| w.write(schema, m.name, m.context, m.tier, counts),
+        |w| w.write_counts(schema, m.name, m.context, m.tier, counts),
         |w| w.remove_torn(truncate_file),
     )
 }
 
 fn append_trace(
-    schema: &Arc<Schema>,
+    schema: &Shared<Schema>,
     m: MethodRef<'_>,
     events: &mut Vec<crate::sys::jitarena_event>,
+    short: bool,
 ) -> Result<(), Error> {
+    if short {
+        events.clear();
+        let why = "no memory to record every event of this method: its trace is not written";
+        return Err(out_of_memory(why));
+    }
     let mut out = lock(&TRACE);
     let result = match out.open.as_mut() {
         Some(sink) => append(
             sink,
             "trace",
             TraceWriter::torn,
-            |w| w.write(schema, m.name, m.context, m.tier, events),
+            |w| w.write_events(schema, m.name, m.context, m.tier, events),
             |w| w.remove_torn(truncate_file),
         ),
         None => Ok(()),
@@ -485,11 +503,19 @@ fn append_trace(
 }
 
 /// The process-wide aggregate: per schema, the number of methods and their summed counters.
-pub fn aggregate() -> Vec<(Arc<Schema>, u64, Counters)> {
+pub fn aggregate() -> Vec<(Shared<Schema>, u64, Counters)> {
     lock(&AGGREGATE)
         .iter()
-        .map(|a| (Arc::clone(&a.schema), a.methods, a.counters.clone()))
+        .map(|a| (Shared::clone(&a.schema), a.methods, a.counters.clone()))
         .collect()
+}
+
+/// The wrapping sum of `f` over the aggregate's schemas (their schema, methods and counters),
+/// read under its lock: copies nothing.
+pub(crate) fn aggregate_sum(f: &dyn Fn(&Schema, u64, &Counters) -> u64) -> u64 {
+    lock(&AGGREGATE).iter().fold(0, |sum, a| {
+        sum.wrapping_add(f(&a.schema, a.methods, &a.counters))
+    })
 }
 
 /// Turns the process-wide aggregate on or off for the methods ended from now on; returns

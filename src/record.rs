@@ -8,7 +8,9 @@
 
 use std::io;
 
-use crate::format::{put_varint, varint_at, Malformed, PairReader, Payload, Portable};
+use crate::format::{
+    no_memory, put_varint, varint_at, Malformed, PairReader, Payload, Portable, Put, TryBuf,
+};
 use crate::log::MethodCounts;
 
 /// `head` bit: a request failed on the memory limit.
@@ -42,20 +44,16 @@ impl Default for Prev {
     }
 }
 
-/// The error of a buffer that cannot grow: a kind of error that allocates nothing.
-pub(crate) fn no_memory(_: std::collections::TryReserveError) -> io::Error {
-    io::Error::from(io::ErrorKind::OutOfMemory)
-}
-
-fn invalid(what: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("the record cannot be written: {what}"),
-    )
+/// Refuses a record: `InvalidInput`, whose reason is kept in `refused` rather than in the
+/// error, since an error with a text of its own takes an allocation that cannot fail.
+fn invalid(refused: &mut Option<&'static str>, what: &'static str) -> io::Error {
+    *refused = Some(what);
+    io::Error::from(io::ErrorKind::InvalidInput)
 }
 
 /// A payload written into room reserved for its largest possible size: a byte costs a store
-/// and one bounds check, not a `Vec::push`.
+/// and one bounds check, not a `Vec::push`. A write past the room (which the room's size
+/// rules out) is dropped, and [`encode`] refuses the record when `at` ends past the room.
 struct Out<'a> {
     buf: &'a mut [u8],
     at: usize,
@@ -66,7 +64,9 @@ struct Out<'a> {
 impl Out<'_> {
     #[inline(always)]
     fn byte(&mut self, b: u8) {
-        self.buf[self.at] = b;
+        if let Some(at) = self.buf.get_mut(self.at) {
+            *at = b;
+        }
         self.at += 1;
     }
 
@@ -86,14 +86,19 @@ impl Out<'_> {
     /// Skips `n` bytes (left zero, for a bitmap) and returns where they start.
     fn zeros(&mut self, n: usize) -> usize {
         let at = self.at;
-        self.buf[at..at + n].fill(0);
-        self.at += n;
+        if let Some(room) = self.buf.get_mut(at..at.wrapping_add(n)) {
+            room.fill(0);
+        }
+        self.at = at.wrapping_add(n);
         at
     }
 
     fn bytes(&mut self, b: &[u8]) {
-        self.buf[self.at..self.at + b.len()].copy_from_slice(b);
-        self.at += b.len();
+        let end = self.at.wrapping_add(b.len());
+        if let Some(room) = self.buf.get_mut(self.at..end) {
+            room.copy_from_slice(b);
+        }
+        self.at = end;
     }
 }
 
@@ -145,9 +150,12 @@ impl Bits {
     }
 
     fn flush(&self, out: &mut Out<'_>) {
-        let n = (self.len - self.word_at).min(8);
+        let word = self.word.to_le_bytes();
+        let n = (self.len - self.word_at).min(word.len());
         let at = self.at + self.word_at;
-        out.buf[at..at + n].copy_from_slice(&self.word.to_le_bytes()[..n]);
+        if let (Some(room), Some(bytes)) = (out.buf.get_mut(at..at + n), word.get(..n)) {
+            room.copy_from_slice(bytes);
+        }
     }
 }
 
@@ -158,6 +166,8 @@ pub(crate) struct Scratch {
     room: Vec<u8>,
     /// Sums of kinds by phase, per kind.
     per_kind: Vec<u64>,
+    /// Why the last record was refused (`InvalidInput`), if it was.
+    pub(crate) refused: Option<&'static str>,
 }
 
 /// The most bytes a varint takes.
@@ -168,7 +178,7 @@ const MAX_VARINT: usize = 10;
 /// by the checks of kinds by phase.
 #[allow(clippy::too_many_arguments)] // the fields of one record, in layout order
 pub(crate) fn encode(
-    p: &mut Vec<u8>,
+    p: &mut TryBuf,
     ids: (u64, u64),
     kind_count: usize,
     phase_count: usize,
@@ -190,7 +200,7 @@ pub(crate) fn encode(
     let room = &mut scratch.room;
     if room.len() < most {
         room.try_reserve(most - room.len()).map_err(no_memory)?;
-        room.resize(most, 0); // within the room reserved: no allocation
+        while crate::fallible::push_within(room, 0).is_ok() {} // within the room reserved
     }
     let mut out = Out {
         buf: room,
@@ -221,7 +231,7 @@ pub(crate) fn encode(
     }
     out.varint(shared as u64);
     out.varint((name.len() - shared) as u64);
-    out.bytes(&name.as_bytes()[shared..]);
+    out.bytes(name.as_bytes().get(shared..).unwrap_or_default());
     out.varint(if reserved_4k {
         c.reserved_bytes / 4096
     } else {
@@ -243,6 +253,7 @@ pub(crate) fn encode(
     );
     if !kinds_ok {
         return Err(invalid(
+            &mut scratch.refused,
             "its kinds are not in increasing slot order within the schema",
         ));
     }
@@ -253,7 +264,7 @@ pub(crate) fn encode(
     let phases_ok = put_slots(
         &mut out,
         phase_count + 1,
-        &c.phases[..stored],
+        c.phases.get(..stored).unwrap_or_default(),
         |out, &(slot, bytes)| {
             out.varint(bytes);
             slot
@@ -261,10 +272,15 @@ pub(crate) fn encode(
     ) && put_slots_after(&mut out, phase_count + 1, &c.phases, stored);
     if !phases_ok {
         return Err(invalid(
+            &mut scratch.refused,
             "its phases are not in increasing slot order within the schema",
         ));
     }
     let end = out.at;
+    if end > out.buf.len() {
+        // Ruled out by the room's size: every field is counted in `most`.
+        return Err(invalid(&mut scratch.refused, "it outgrew its room"));
+    }
     head |= if derived { LAST_PHASE_DERIVED } else { 0 };
     // The derived bit is below bit 7: it never changes the head's length.
     debug_assert_eq!(varint_len(head), head_room);
@@ -272,12 +288,12 @@ pub(crate) fn encode(
     out.varint(head);
     let by_phase_most =
         c.phases.len() * c.kinds.len().div_ceil(8) + MAX_VARINT * c.phase_kind_bytes.len();
-    p.try_reserve(end + by_phase_most).map_err(no_memory)?;
-    p.extend_from_slice(&scratch.room[..end]); // within the room reserved, as what follows
+    p.reserve(end + by_phase_most)?;
+    p.put(scratch.room.get(..end).unwrap_or_default()); // within the room reserved
     if !c.phase_kind_bytes.is_empty() {
-        put_by_phase(p, c, &mut scratch.per_kind)?;
+        put_by_phase(p, c, &mut scratch.per_kind, &mut scratch.refused)?;
     }
-    Ok(())
+    p.check()
 }
 
 /// Writes a bitmap of `slots` bits, then what `each` writes of every item of `items` (it
@@ -320,15 +336,17 @@ fn put_slots<T>(
 /// left out (the last phase when derived); false as [`put_slots`].
 fn put_slots_after<T: Slotted>(out: &mut Out<'_>, slots: usize, items: &[T], from: usize) -> bool {
     let bitmap = out.last_bitmap;
-    let before = items[..from].last().map_or(0, |i| i.slot() as usize + 1);
-    let mut next = before;
-    for item in &items[from..] {
+    let (done, rest) = items.split_at(from.min(items.len()));
+    let mut next = done.last().map_or(0, |i| i.slot() as usize + 1);
+    for item in rest {
         let s = item.slot() as usize;
         if s.wrapping_sub(next) >= slots - next {
             return false;
         }
         next = s + 1;
-        out.buf[bitmap + s / 8] |= 1 << (s % 8);
+        if let Some(b) = out.buf.get_mut(bitmap + s / 8) {
+            *b |= 1 << (s % 8);
+        }
     }
     true
 }
@@ -346,12 +364,17 @@ impl Slotted for (u32, u64) {
 
 /// How many bytes `a` and `b` start with alike, compared 8 at a time.
 fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
-    let n = a.len().min(b.len());
     let mut i = 0;
-    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
+    while let (Some(x), Some(y)) = (a.get(i..i + 8), b.get(i..i + 8)) {
+        if x != y {
+            break;
+        }
         i += 8;
     }
-    while i < n && a[i] == b[i] {
+    while let (Some(x), Some(y)) = (a.get(i), b.get(i)) {
+        if x != y {
+            break;
+        }
         i += 1;
     }
     i
@@ -365,42 +388,51 @@ fn varint_len(v: u64) -> usize {
 /// Kinds by phase: per present phase, a bitmap over the record's present kinds, then the bytes
 /// of each one set. Refuses entries that readers would refuse: ones naming a phase or kind the
 /// record does not list, out of order, or not adding up to the kinds' and phases' bytes.
-fn put_by_phase(p: &mut Vec<u8>, c: &MethodCounts, per_kind: &mut Vec<u64>) -> io::Result<()> {
+fn put_by_phase(
+    p: &mut TryBuf,
+    c: &MethodCounts,
+    per_kind: &mut Vec<u64>,
+    refused: &mut Option<&'static str>,
+) -> io::Result<()> {
     let not_listed = "an entry of its kinds by phase names a phase or kind that the record does not list, or they are not sorted by phase then kind";
     let mismatch = "its kinds by phase do not add up to its kinds' and phases' bytes";
     per_kind.clear();
     per_kind.try_reserve(c.kinds.len()).map_err(no_memory)?;
-    per_kind.resize(c.kinds.len(), 0);
+    while crate::fallible::push_within(per_kind, 0).is_ok() {} // within the room reserved
+    let bitmap = c.kinds.len().div_ceil(8);
     let mut entries = c.phase_kind_bytes.iter().peekable();
     for &(phase, phase_bytes) in &c.phases {
         let at = p.len();
-        p.resize(at + c.kinds.len().div_ceil(8), 0);
+        p.put_zeros(bitmap);
         let (mut k, mut sum) = (0, 0u64);
         while let Some(&&(_, kind, bytes)) = entries.peek().filter(|e| e.0 == phase) {
-            while k < c.kinds.len() && c.kinds[k].0 < kind {
+            while c.kinds.get(k).is_some_and(|&(slot, ..)| slot < kind) {
                 k += 1;
             }
-            if k == c.kinds.len() || c.kinds[k].0 != kind {
-                return Err(invalid(not_listed));
+            let (Some(&(slot, ..)), Some(kind_sum)) = (c.kinds.get(k), per_kind.get_mut(k)) else {
+                return Err(invalid(refused, not_listed));
+            };
+            if slot != kind {
+                return Err(invalid(refused, not_listed));
             }
-            p[at + k / 8] |= 1 << (k % 8);
+            p.set_bit(at, k);
             put_varint(p, bytes);
-            sum = sum.checked_add(bytes).ok_or_else(|| invalid(mismatch))?;
-            per_kind[k] = per_kind[k]
-                .checked_add(bytes)
-                .ok_or_else(|| invalid(mismatch))?;
+            let (Some(s), Some(ks)) = (sum.checked_add(bytes), kind_sum.checked_add(bytes)) else {
+                return Err(invalid(refused, mismatch));
+            };
+            (sum, *kind_sum) = (s, ks);
             k += 1;
             entries.next();
         }
         if sum != phase_bytes {
-            return Err(invalid(mismatch));
+            return Err(invalid(refused, mismatch));
         }
     }
     if entries.next().is_some() {
-        return Err(invalid(not_listed));
+        return Err(invalid(refused, not_listed));
     }
     if per_kind.iter().zip(&c.kinds).any(|(&sum, k)| sum != k.1) {
-        return Err(invalid(mismatch));
+        return Err(invalid(refused, mismatch));
     }
     Ok(())
 }

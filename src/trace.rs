@@ -3,10 +3,10 @@
 //! `jitarena gen --trace`) and the plain text trace (`method`, `phase`, `alloc` lines, for
 //! traces recorded by other tools). `open` reads either. Layouts: `docs/formats.md`.
 
+use crate::shared::Shared;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::counters::Schema;
 use crate::error::{Error, ErrorCode};
@@ -26,7 +26,7 @@ const FIRST_EVENTS: usize = 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceMethod {
     /// The kind and phase names the events refer to.
-    pub schema: Arc<Schema>,
+    pub schema: Shared<Schema>,
     /// Who.
     pub info: MethodInfo,
     /// Its allocations and phase changes, in order.
@@ -69,7 +69,22 @@ impl<W: Write> TraceWriter<W> {
     /// Appends one method's events.
     pub fn write(
         &mut self,
-        schema: &Arc<Schema>,
+        schema: &Shared<Schema>,
+        name: Option<&str>,
+        context: i64,
+        tier: Option<&str>,
+        events: &[Event],
+    ) -> std::io::Result<()> {
+        self.0.refuse_torn()?;
+        self.write_events(schema, name, context, tier, events)
+    }
+
+    /// [`TraceWriter::write`] for a JIT, whose failures allocate nothing: a method refused
+    /// after one cut short that could not be removed fails with `ErrorKind::Other` (check
+    /// [`TraceWriter::torn`] first).
+    pub(crate) fn write_events(
+        &mut self,
+        schema: &Shared<Schema>,
         name: Option<&str>,
         context: i64,
         tier: Option<&str>,
@@ -330,12 +345,12 @@ fn parse_text(path: &Path, mut reader: impl BufRead) -> Result<Vec<TraceMethod>,
         ));
     }
     let schema = Schema::new(kinds.names, phases.names)
-        .map_err(|e| bad(0, e.message.into_owned()))?
-        .interned();
+        .and_then(Schema::interned)
+        .map_err(|e| bad(0, e.message.into_owned()))?;
     Ok(methods
         .into_iter()
         .map(|(info, events)| TraceMethod {
-            schema: Arc::clone(&schema),
+            schema: Shared::clone(&schema),
             info,
             events,
         })

@@ -2,19 +2,19 @@
 //! writing them decoded gives; an unchecked batch is never written. (Batches that fail their
 //! check, corrupt or laid out otherwise, are tested through `merge`: tools/tests/merge_copy.rs.)
 
+use jitarena::Shared;
 use std::io::ErrorKind;
-use std::sync::Arc;
 
 use jitarena::log::{LogReader, LogWriter, MethodCounts, RecordBatch};
 use jitarena::Schema;
 
-fn schema() -> Arc<Schema> {
+fn schema() -> Shared<Schema> {
     let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-    Arc::new(Schema::new(names(&["A", "B", "C"]), names(&["P", "Q"])).unwrap())
+    Shared::new(Schema::new(names(&["A", "B", "C"]), names(&["P", "Q"])).unwrap())
 }
 
 /// A log of `n` records of `schema`, their names sharing prefixes, two tiers.
-fn log(schema: &Arc<Schema>, n: u64) -> Vec<u8> {
+fn log(schema: &Shared<Schema>, n: u64) -> Vec<u8> {
     let mut w = LogWriter::new(Vec::new()).unwrap();
     for i in 0..n {
         let counts = MethodCounts {
@@ -142,7 +142,7 @@ fn an_unchecked_batch_or_one_of_another_schema_is_refused_and_nothing_written() 
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     // Against a schema of other lengths, even checked.
     assert!(batch.check());
-    let other = Arc::new(Schema::new(vec!["A".into()], vec![]).unwrap());
+    let other = Shared::new(Schema::new(vec!["A".into()], vec![]).unwrap());
     let err = out.write_batch(&other, &batch).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     let empty = LogWriter::new(Vec::new()).unwrap().finish().unwrap();

@@ -3,11 +3,11 @@
 //! record before the cut, the version-1 log checked in at `tests/data/v1.jas` still reads, and
 //! damaged or impossible records are refused with the file and offset named.
 
+use jitarena::Shared;
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use jitarena::format::{header_for, put_frame, put_str, put_varint, Content, HEADER_LEN};
 use jitarena::log::{self, LogReader, LogWriter, MethodRecord};
@@ -21,9 +21,9 @@ fn tmp(name: &str) -> PathBuf {
 
 /// An output whose bytes the test can see while the writer owns it.
 #[derive(Default, Clone)]
-struct Shared(Rc<RefCell<Vec<u8>>>);
+struct SharedBytes(Rc<RefCell<Vec<u8>>>);
 
-impl Write for Shared {
+impl Write for SharedBytes {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.borrow_mut().extend_from_slice(buf);
         Ok(buf.len())
@@ -34,9 +34,9 @@ impl Write for Shared {
     }
 }
 
-fn schema(kinds: &[&str], phases: &[&str]) -> Arc<Schema> {
+fn schema(kinds: &[&str], phases: &[&str]) -> Shared<Schema> {
     let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-    Arc::new(Schema::new(names(kinds), names(phases)).unwrap())
+    Shared::new(Schema::new(names(kinds), names(phases)).unwrap())
 }
 
 /// 20 records over three schemas (one of more than 64 kinds and phases) and three tiers (and none), with names that share prefixes
@@ -47,7 +47,7 @@ fn sample() -> Vec<MethodRecord> {
     let schemas = [
         schema(&["A", "B", "C"], &["P", "Q"]),
         // More than 64 kinds and phases: bitmaps of more than one word.
-        Arc::new(
+        Shared::new(
             Schema::read(
                 (0..100).map(|i| format!("K{i}")).collect(),
                 (0..70).map(|i| format!("P{i}")).collect(),
@@ -70,7 +70,7 @@ fn sample() -> Vec<MethodRecord> {
     ];
     (0..20u64)
         .map(|i| {
-            let s = Arc::clone(&schemas[(i % 3) as usize]);
+            let s = Shared::clone(&schemas[(i % 3) as usize]);
             let k = s.kinds.len() as u32;
             let ph = s.phases.len() as u32;
             let mut kinds: Vec<(u32, u64, u64)> = (0..=k)
@@ -145,7 +145,7 @@ fn sample() -> Vec<MethodRecord> {
 
 /// The sample written as a version-2 log, and the offset after each of its frames.
 fn written(records: &[MethodRecord]) -> (Vec<u8>, Vec<usize>) {
-    let out = Shared::default();
+    let out = SharedBytes::default();
     let mut w = LogWriter::new(out.clone()).unwrap();
     for r in records {
         w.write_record(r).unwrap();
@@ -332,7 +332,7 @@ fn the_writer_refuses_kinds_by_phase_readers_would_refuse_and_goes_on() {
         vec![(0, 1, 5), (0, 0, 10)],            // out of order
         vec![(0, 0, 10), (0, 1, 5), (0, 2, 0)], // a kind the record does not list
     ];
-    let out = Shared::default();
+    let out = SharedBytes::default();
     let mut w = LogWriter::new(out.clone()).unwrap();
     w.write(&s, Some("m0"), 0, None, &good).unwrap();
     let before = out.0.borrow().len();

@@ -4,8 +4,8 @@
 //! version-1 log, and the same error, word for word, for every record damaged by changing one
 //! byte of it or adding one. The sums handed over last are those of the kinds.
 
+use jitarena::Shared;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use jitarena::format::{put_frame, HEADER_LEN};
 use jitarena::log::{self, CountsVisitor, LogReader, LogWriter, MethodRecord};
@@ -106,9 +106,9 @@ fn agree(path: &Path) -> Result<usize, String> {
     }
 }
 
-fn schema(kinds: usize, phases: usize) -> Arc<Schema> {
+fn schema(kinds: usize, phases: usize) -> Shared<Schema> {
     let names = |p: &str, n: usize| (0..n).map(|i| format!("{p}{i}")).collect();
-    Arc::new(Schema::read(names("K", kinds), names("P", phases)).unwrap())
+    Shared::new(Schema::read(names("K", kinds), names("P", phases)).unwrap())
 }
 
 /// 12 records over three schemas (one of 100 kinds and 70 phases), with the invalid-kind and
@@ -118,7 +118,7 @@ fn sample() -> Vec<MethodRecord> {
     let schemas = [schema(3, 2), schema(100, 70), schema(1, 0)];
     (0..12u64)
         .map(|i| {
-            let s = Arc::clone(&schemas[(i % 3) as usize]);
+            let s = Shared::clone(&schemas[(i % 3) as usize]);
             let (k, ph) = (s.kinds.len() as u32, s.phases.len() as u32);
             let kinds: Vec<(u32, u64, u64)> = (0..=k)
                 .filter(|slot| (u64::from(*slot) + i) % 2 == 0)

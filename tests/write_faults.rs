@@ -5,12 +5,13 @@
 
 mod native;
 
+use jitarena::Shared;
 use std::cell::RefCell;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::rc::Rc;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use jitarena::log::{self, LogWriter, MethodRecord};
@@ -63,9 +64,9 @@ impl Write for Faulty {
     }
 }
 
-fn schema(kinds: &[&str]) -> Arc<Schema> {
+fn schema(kinds: &[&str]) -> Shared<Schema> {
     let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-    Arc::new(Schema::new(names(kinds), names(&["A"])).unwrap())
+    Shared::new(Schema::new(names(kinds), names(&["A"])).unwrap())
 }
 
 fn counts(bytes: u64) -> MethodCounts {

@@ -7,7 +7,7 @@
 #![no_main]
 
 use std::path::Path;
-use std::sync::Arc;
+use jitarena::Shared;
 
 use jitarena::log::{CountsVisitor, LogReader, MethodRecord};
 use jitarena::{MethodCounts, MethodInfo, Schema};
@@ -51,7 +51,7 @@ fn visiting_agrees(path: &Path) {
         return;
     };
     let empty = || MethodRecord {
-        schema: Arc::new(Schema::default()),
+        schema: Shared::new(Schema::default()),
         info: MethodInfo::default(),
         counts: MethodCounts::default(),
     };
@@ -100,7 +100,7 @@ fn read_on(reader: &mut LogReader, mut mark: impl FnMut(&LogReader)) -> Vec<Step
             }
         }
         let mut record = MethodRecord {
-            schema: Arc::new(Schema::default()),
+            schema: Shared::new(Schema::default()),
             info: MethodInfo::default(),
             counts: MethodCounts::default(),
         };

@@ -87,7 +87,7 @@ impl KindsByPhase {
         self.last.fill(0);
         for (row, touched) in self
             .bytes
-            .chunks_exact_mut(self.kinds)
+            .chunks_exact_mut(self.kinds.max(1)) // `kinds` is at least 1: the invalid bucket
             .zip(&mut self.touched)
         {
             if std::mem::take(touched) {
@@ -104,13 +104,18 @@ impl KindsByPhase {
         } else {
             total.wrapping_sub(slots.sum_bytes(..named))
         };
-        now.wrapping_sub(self.last[kind])
+        now.wrapping_sub(self.last.get(kind).copied().unwrap_or(0))
     }
 
     /// Closes the open interval of `phase`: each bucket's growth goes to that phase's row.
     pub(crate) fn close(&mut self, phase: usize, slots: Slots<'_>, total: u64) {
         let named = self.kinds - 1;
-        let row = &mut self.bytes[phase * self.kinds..(phase + 1) * self.kinds];
+        let Some(row) = self
+            .bytes
+            .get_mut(phase * self.kinds..(phase + 1) * self.kinds)
+        else {
+            return; // not a phase slot: the caller passes one
+        };
         let (mut named_sum, mut grew) = (0u64, 0u64);
         for ((sum, last), now) in row
             .iter_mut()
@@ -124,15 +129,23 @@ impl KindsByPhase {
             grew |= delta;
         }
         let invalid = total.wrapping_sub(named_sum);
-        let delta = invalid.wrapping_sub(self.last[named]);
-        row[named] = row[named].wrapping_add(delta);
-        self.last[named] = invalid;
-        self.touched[phase] |= (grew | delta) != 0;
+        let (Some(sum), Some(last)) = (row.get_mut(named), self.last.get_mut(named)) else {
+            return; // `named < kinds`: both rows have the invalid bucket
+        };
+        let delta = invalid.wrapping_sub(*last);
+        *sum = sum.wrapping_add(delta);
+        *last = invalid;
+        if let Some(touched) = self.touched.get_mut(phase) {
+            *touched |= (grew | delta) != 0;
+        }
     }
 
     /// Bytes of closed intervals of (phase, kind).
     pub(crate) fn closed(&self, phase: usize, kind: usize) -> u64 {
-        self.bytes[phase * self.kinds + kind]
+        self.bytes
+            .get(phase * self.kinds + kind)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The non-zero `(phase, kind, bytes)` in (phase, kind) order into `out`, the open interval
@@ -145,7 +158,7 @@ impl KindsByPhase {
         out: &mut Vec<(u32, u32, u64)>,
     ) -> Result<(), ()> {
         let named = self.kinds - 1;
-        for (phase, row) in self.bytes.chunks_exact(self.kinds).enumerate() {
+        for (phase, row) in self.bytes.chunks_exact(self.kinds.max(1)).enumerate() {
             if phase == current {
                 let invalid = total.wrapping_sub(slots.sum_bytes(..named));
                 let now = slots.iter_bytes(named).chain(std::iter::once(invalid));
@@ -157,7 +170,7 @@ impl KindsByPhase {
                         fallible::push(out, (phase as u32, kind as u32, b)).map_err(drop)?;
                     }
                 }
-            } else if self.touched[phase] {
+            } else if self.touched.get(phase) == Some(&true) {
                 for (kind, &b) in row.iter().enumerate() {
                     if b != 0 {
                         fallible::push(out, (phase as u32, kind as u32, b)).map_err(drop)?;

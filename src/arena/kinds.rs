@@ -75,8 +75,9 @@ impl KindTotals {
     /// Counts one request served by the slow path (directly into the totals).
     #[inline]
     pub(crate) fn add(&mut self, slot: usize, size: u64) {
-        self.bytes[slot] = self.bytes[slot].wrapping_add(size);
-        self.count[slot] = self.count[slot].wrapping_add(1);
+        let at = slot % SLOTS; // `slot < SLOTS` already: the remainder proves it to the compiler
+        self.bytes[at] = self.bytes[at].wrapping_add(size);
+        self.count[at] = self.count[at].wrapping_add(1);
         self.bytes_sum = self.bytes_sum.wrapping_add(size);
         self.unnamed_totals |= slot >= self.named && slot < SLOTS - 1;
     }
@@ -116,23 +117,25 @@ impl KindTotals {
     /// Bytes of one slot.
     #[inline]
     pub(crate) fn bytes(&self, packed: &[u64; SLOTS], slot: usize) -> u64 {
-        self.bytes[slot].wrapping_add(packed[slot] & LOW)
+        let at = slot % SLOTS; // `slot < SLOTS` already: the remainder proves it to the compiler
+        self.bytes[at].wrapping_add(packed[at] & LOW)
     }
 
     /// Allocations of one slot.
     #[inline]
     pub(crate) fn count(&self, packed: &[u64; SLOTS], slot: usize) -> u64 {
-        self.count[slot].wrapping_add(packed[slot] >> 32)
+        let at = slot % SLOTS;
+        self.count[at].wrapping_add(packed[at] >> 32)
     }
 
     /// The invalid bucket's (bytes, count): every slot from `named` on. One pass over the
     /// packed counters, and over the totals only when an unnamed slot below 255 has any.
     pub(crate) fn invalid(&self, packed: &[u64; SLOTS]) -> (u64, u64) {
-        let both = wrapping_sum(&packed[self.named..]);
+        let both = wrapping_sum(packed.get(self.named..).unwrap_or_default());
         let (bytes, count) = if self.unnamed_totals {
             (
-                wrapping_sum(&self.bytes[self.named..]),
-                wrapping_sum(&self.count[self.named..]),
+                wrapping_sum(self.bytes.get(self.named..).unwrap_or_default()),
+                wrapping_sum(self.count.get(self.named..).unwrap_or_default()),
             )
         } else {
             (self.bytes[SLOTS - 1], self.count[SLOTS - 1])
@@ -145,7 +148,8 @@ impl KindTotals {
 
     /// Allocations of the slots in `range`.
     pub(crate) fn sum_counts(&self, packed: &[u64; SLOTS], range: Range<usize>) -> u64 {
-        wrapping_sum(&self.count[range.clone()]).wrapping_add(wrapping_sum(&packed[range]) >> 32)
+        let count = self.count.get(range.clone()).unwrap_or_default();
+        wrapping_sum(count).wrapping_add(wrapping_sum(packed.get(range).unwrap_or_default()) >> 32)
     }
 
     /// Bytes of every slot: one pass over the packed counters.
@@ -166,14 +170,17 @@ impl KindTotals {
     /// kind reaches) counted an allocation: the slow path notes its own, and an inline one
     /// leaves its slot's packed counter non-zero until a drain (which the flag notes too).
     pub(crate) fn unnamed_used(&self, packed: &[u64; SLOTS]) -> bool {
-        self.unnamed_totals || super::by_phase::any_nonzero(&packed[self.named..SLOTS - 1])
+        self.unnamed_totals
+            || super::by_phase::any_nonzero(packed.get(self.named..SLOTS - 1).unwrap_or_default())
     }
 
     /// Zeroes the slots in `range`, packed counters included.
     pub(crate) fn clear_slots(&mut self, packed: &mut [u64; SLOTS], range: Range<usize>) {
-        self.bytes[range.clone()].fill(0);
-        self.count[range.clone()].fill(0);
-        packed[range].fill(0);
+        for part in [&mut self.bytes, &mut self.count, packed] {
+            if let Some(slots) = part.get_mut(range.clone()) {
+                slots.fill(0);
+            }
+        }
     }
 
     /// After every used slot was cleared: the sums start again.
@@ -195,20 +202,26 @@ impl Slots<'_> {
     /// Bytes of one slot.
     #[inline]
     pub(crate) fn bytes(&self, slot: usize) -> u64 {
-        self.bytes[slot].wrapping_add(self.packed[slot] & LOW)
+        let at = slot % SLOTS;
+        self.bytes[at].wrapping_add(self.packed[at] & LOW)
     }
 
     /// Bytes of slots `0..n`, in order.
     pub(crate) fn iter_bytes(&self, n: usize) -> impl Iterator<Item = u64> + '_ {
-        self.bytes[..n]
+        let n = n.min(SLOTS);
+        let (bytes, packed) = (self.bytes.get(..n), self.packed.get(..n));
+        bytes
+            .unwrap_or_default()
             .iter()
-            .zip(&self.packed[..n])
+            .zip(packed.unwrap_or_default())
             .map(|(&b, &p)| b.wrapping_add(p & LOW))
     }
 
     /// Bytes of the slots in `range`.
     pub(crate) fn sum_bytes(&self, range: RangeTo<usize>) -> u64 {
-        wrapping_sum(&self.bytes[range]).wrapping_add(wrapping_sum(&self.packed[range]) & LOW)
+        let bytes = self.bytes.get(range).unwrap_or_default();
+        wrapping_sum(bytes)
+            .wrapping_add(wrapping_sum(self.packed.get(range).unwrap_or_default()) & LOW)
     }
 }
 

@@ -28,9 +28,9 @@ pub(crate) mod kinds;
 pub(crate) mod raw;
 pub(crate) mod registry;
 
+use crate::shared::Shared;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
-use std::sync::Arc;
 
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
@@ -103,7 +103,7 @@ impl Config {
     }
 
     pub(crate) fn setup(&self, pager: Pager) -> Result<ArenaSetup, Error> {
-        let schema = Schema::new(self.kinds.clone(), self.phases.clone())?.interned();
+        let schema = Schema::new(self.kinds.clone(), self.phases.clone())?.interned()?;
         check_page_size(self.page_size)?;
         Ok(ArenaSetup {
             schema,
@@ -142,7 +142,7 @@ pub(crate) fn check_page_size(bytes: usize) -> Result<(), Error> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     /// The kind and phase names.
-    pub schema: Arc<Schema>,
+    pub schema: Shared<Schema>,
     /// The counters, laid out against `schema`.
     pub counters: Counters,
 }
@@ -181,7 +181,7 @@ impl Arena {
     /// in a [`Schema`] (as a trace or a log carries them): the replay harness's arena.
     /// `kinds_by_phase` does what [`Config::kinds_by_phase`] does.
     pub fn from_schema(
-        schema: Arc<Schema>,
+        schema: Shared<Schema>,
         page_size: usize,
         limit_bytes: u64,
         kinds_by_phase: bool,
@@ -350,7 +350,7 @@ impl Arena {
     pub fn snapshot(&self) -> Snapshot {
         let raw = self.raw();
         Snapshot {
-            schema: Arc::clone(&raw.schema),
+            schema: Shared::clone(&raw.schema),
             counters: raw.counters(),
         }
     }

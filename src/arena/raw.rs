@@ -5,11 +5,11 @@
 //! phase bytes and bytes per (phase, kind) are sums of the kind slots, taken here at phase
 //! switches and reads.
 
+use crate::shared::Shared;
 use std::alloc::Layout;
 use std::borrow::Cow;
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::Arc;
 
 use super::by_phase::KindsByPhase;
 use super::kinds::KindTotals;
@@ -57,7 +57,7 @@ pub(crate) enum Pager {
 /// A checked arena configuration (from `jitarena_config` or from [`crate::Config`]).
 #[derive(Clone)]
 pub(crate) struct ArenaSetup {
-    pub schema: Arc<Schema>,
+    pub schema: Shared<Schema>,
     pub page_size: usize,
     pub limit_bytes: u64,
     pub pager: Pager,
@@ -79,7 +79,7 @@ pub(crate) struct RawArena {
     pub(crate) head: jitarena_head,
     /// The 64-bit per-kind totals that `head.kind_packed` is drained into.
     pub(crate) kinds: KindTotals,
-    pub(crate) schema: Arc<Schema>,
+    pub(crate) schema: Shared<Schema>,
     page_size: usize,
     /// Requests above this get a page of their own, so a large request never abandons the
     /// rest of the current page.
@@ -113,6 +113,9 @@ pub(crate) struct RawArena {
     /// While recording a trace: this method's events so far (the inline window is kept empty
     /// so that every allocation comes through the slow path and is seen here).
     pub(crate) trace: Option<Vec<jitarena_event>>,
+    /// Whether an event of this method could not be recorded for lack of memory: the method's
+    /// trace is then refused at its end rather than written with events missing.
+    pub(crate) trace_short: bool,
     /// Whether the registry lists the arena (from the end of [`RawArena::new`] to its drop).
     listed: bool,
     /// The buffers `jitarena_method_done` reads the method's counters into, kept from method
@@ -163,6 +166,7 @@ impl RawArena {
             phase_bytes,
             by_phase,
             trace: setup.trace.then(Vec::new),
+            trace_short: false,
             listed: false,
             method_counts: MethodCounts::default(),
         })
@@ -231,11 +235,12 @@ impl RawArena {
             ptr::with_exposed_provenance_mut(at)
         };
         if let Some(events) = &mut self.trace {
-            events.push(jitarena_event {
+            let event = jitarena_event {
                 op: JITARENA_EVENT_ALLOC,
                 arg: kind,
                 size: size as u64,
-            });
+            };
+            self.trace_short |= fallible::push(events, event).is_err();
         }
         self.count(size, kind);
         self.largest = self.largest.max(size as u64);
@@ -350,17 +355,14 @@ impl RawArena {
 
     /// Empties the arena for the next method, keeping the current normal page.
     pub(crate) fn reset(&mut self) {
-        let keep = (self.window_start != 0)
-            .then(|| {
-                self.pages
-                    .iter()
-                    .position(|p| p.base.addr() == self.window_start)
-            })
-            .flatten();
-        let kept = keep.map(|i| self.pages.swap_remove(i));
         // Emptied in place: the list keeps its room for the kept page and the next method's.
         let mut pages = std::mem::take(&mut self.pages);
-        for page in pages.drain(..) {
+        let mut kept = None;
+        while let Some(page) = pages.pop() {
+            if self.window_start != 0 && page.base.addr() == self.window_start && kept.is_none() {
+                kept = Some(page); // the current normal page
+                continue;
+            }
             let cacheable = matches!(self.pager, Pager::Builtin) && page.size == self.page_size;
             if cacheable && (self.spare.len() + 1) * self.page_size <= SPARE_BYTES {
                 if let Err(page) = fallible::push(&mut self.spare, page) {
@@ -380,7 +382,10 @@ impl RawArena {
                 // as in a new arena, so that a method's counters (`largest` among them) do
                 // not depend on what the arena served before.
                 self.head.limit = self.head.cursor;
-                self.pages.push(page);
+                // Within the list's room: it held this page before it was emptied.
+                if let Err(page) = fallible::push_within(&mut self.pages, page) {
+                    self.release(page);
+                }
             }
             None => {
                 self.window_start = 0;
@@ -413,24 +418,27 @@ impl RawArena {
         if let Some(events) = &mut self.trace {
             events.clear();
         }
+        self.trace_short = false;
     }
 
     /// Switches the phase that bytes are attributed to (out-of-range: "no phase").
     pub(crate) fn set_phase(&mut self, phase: u32) {
         let total = self.total_bytes();
-        self.phase_bytes[self.phase] =
-            self.phase_bytes[self.phase].wrapping_add(total.wrapping_sub(self.phase_start_total));
+        if let Some(closed) = self.phase_bytes.get_mut(self.phase) {
+            *closed = closed.wrapping_add(total.wrapping_sub(self.phase_start_total));
+        }
         self.phase_start_total = total;
         if let Some(by_phase) = &mut self.by_phase {
             by_phase.close(self.phase, self.kinds.slots(&self.head.kind_packed), total);
         }
         self.phase = (phase as usize).min(self.schema.phases.len());
         if let Some(events) = &mut self.trace {
-            events.push(jitarena_event {
+            let event = jitarena_event {
                 op: JITARENA_EVENT_PHASE,
                 arg: phase,
                 size: 0,
-            });
+            };
+            self.trace_short |= fallible::push(events, event).is_err();
         }
     }
 
@@ -469,17 +477,20 @@ impl RawArena {
     pub(crate) fn add_kinds_to(&self, bytes: &mut [u64], counts: &mut [u64]) {
         let kinds = self.schema.kinds.len();
         let packed = &self.head.kind_packed;
-        for (slot, (sum_b, sum_c)) in bytes[..kinds]
-            .iter_mut()
-            .zip(&mut counts[..kinds])
-            .enumerate()
-        {
-            *sum_b += self.kinds.bytes(packed, slot);
-            *sum_c += self.kinds.count(packed, slot);
-        }
         let (invalid_bytes, invalid_count) = self.invalid_bucket();
-        bytes[kinds] += invalid_bytes;
-        counts[kinds] += invalid_count;
+        // `kinds + 1` slots each, the last for the invalid bucket.
+        let sums = bytes.iter_mut().zip(counts.iter_mut()).take(kinds + 1);
+        for (slot, (sum_b, sum_c)) in sums.enumerate() {
+            let (b, c) = match slot < kinds {
+                true => (
+                    self.kinds.bytes(packed, slot),
+                    self.kinds.count(packed, slot),
+                ),
+                false => (invalid_bytes, invalid_count),
+            };
+            *sum_b += b;
+            *sum_c += c;
+        }
     }
 
     /// The invalid bucket's (bytes, count), looking at the unnamed slots only if they were used.
@@ -495,7 +506,9 @@ impl RawArena {
         } else {
             0
         };
-        self.phase_bytes[slot].wrapping_add(open)
+        self.phase_bytes
+            .get(slot)
+            .map_or(0, |b| b.wrapping_add(open))
     }
 
     /// Bytes requested with `kind` while `phase` was current (out-of-range phase: "no phase";
@@ -602,12 +615,14 @@ impl RawArena {
             );
             named = named.wrapping_add(b);
             if c != 0 {
-                out.kinds.push((slot as u32, b, c));
+                let _ = fallible::push_within(&mut out.kinds, (slot as u32, b, c));
+                // reserved
             }
         }
         let (invalid_bytes, invalid_count) = self.invalid_bucket();
         if invalid_count != 0 {
-            out.kinds.push((kinds as u32, invalid_bytes, invalid_count));
+            let _ =
+                fallible::push_within(&mut out.kinds, (kinds as u32, invalid_bytes, invalid_count));
         }
         let total = named.wrapping_add(invalid_bytes);
         let open = total.wrapping_sub(self.phase_start_total);
@@ -618,7 +633,8 @@ impl RawArena {
                 b
             };
             if b != 0 {
-                out.phases.push((slot as u32, b));
+                let _ = fallible::push_within(&mut out.phases, (slot as u32, b));
+                // reserved
             }
         }
         out.phase_kind_bytes.clear();

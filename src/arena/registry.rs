@@ -12,38 +12,14 @@
 //! phase switches, readers, `method_done`); the inline fast path of the header never does. The
 //! set is split into shards by address so that threads working on different arenas rarely meet
 //! on one lock, and a fork taken while another thread holds a shard leaves the child usable
-//! (see [`fork_safety`]).
+//! (the fork handlers of `crate::fork` hold every shard across a `fork`).
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Number of shards (a power of two).
-const SHARDS: usize = 16;
+pub(crate) const SHARDS: usize = 16;
 /// Fibonacci hashing multiplier (truncated to the pointer width: still odd).
 const MIX: usize = 0x9E37_79B9_7F4A_7C15_u64 as usize;
-
-/// Hashes an address: multiplicative, folded so that the low bits (what the table indexes by)
-/// depend on the high ones, since arena addresses are aligned.
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_usize(b as usize);
-        }
-    }
-
-    fn write_usize(&mut self, addr: usize) {
-        let h = (self.0 ^ addr as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-}
 
 /// Who frees an arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,102 +30,116 @@ pub(crate) enum Owner {
     C,
 }
 
-/// Live arena addresses and their owners.
-type Set = HashMap<usize, Owner, BuildHasherDefault<AddrHasher>>;
+/// Live arena addresses and their owners, sorted by address: a JIT has a few live arenas
+/// (one per compiling thread), so a sorted list is as fast as a hash table here, and it can
+/// grow only through `try_reserve` (a `HashMap`'s insert links a growth path that aborts).
+#[derive(Default)]
+pub(crate) struct Set(Vec<(usize, Owner)>);
 
-static LIVE: [Mutex<Set>; SHARDS] =
-    [const { Mutex::new(HashMap::with_hasher(BuildHasherDefault::new())) }; SHARDS];
+impl Set {
+    const fn new() -> Set {
+        Set(Vec::new())
+    }
+
+    fn find(&self, addr: usize) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&addr, |&(a, _)| a)
+    }
+
+    fn get_mut(&mut self, addr: usize) -> Option<&mut Owner> {
+        let at = self.find(addr).ok()?;
+        self.0.get_mut(at).map(|(_, owner)| owner)
+    }
+
+    /// Adds `addr` (or sets its owner); fails, adding nothing, when memory runs out.
+    fn insert(&mut self, addr: usize, owner: Owner) -> Result<(), ()> {
+        let at = match self.find(addr) {
+            Ok(at) => {
+                if let Some(entry) = self.0.get_mut(at) {
+                    entry.1 = owner;
+                }
+                return Ok(());
+            }
+            Err(at) => at.min(self.0.len()),
+        };
+        self.0.try_reserve(1).map_err(drop)?;
+        let len = self.0.len();
+        // SAFETY: there is room for one more entry (reserved above) and `at <= len`: the
+        // entries from `at` move one place up within the allocation, then the new one fills
+        // the gap, so all `len + 1` entries are initialized.
+        unsafe {
+            let p = self.0.as_mut_ptr().add(at);
+            std::ptr::copy(p, p.add(1), len - at);
+            p.write((addr, owner));
+            self.0.set_len(len + 1);
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, addr: usize) -> Option<Owner> {
+        let at = self.find(addr).ok()?;
+        let owner = self.0.get(at)?.1;
+        let len = self.0.len();
+        // SAFETY: `at < len` (it was found): the entries after it move one place down over
+        // it, within the initialized entries, and the length drops by the one removed (an
+        // entry is two plain values: nothing to drop). `Vec::remove` does the same, but
+        // reports a bad index with a panic.
+        unsafe {
+            let p = self.0.as_mut_ptr().add(at);
+            std::ptr::copy(p.add(1), p, len - at - 1);
+            self.0.set_len(len - 1);
+        }
+        Some(owner)
+    }
+}
+
+static LIVE: [Mutex<Set>; SHARDS] = [const { Mutex::new(Set::new()) }; SHARDS];
 
 /// The shard of an address, locked. A poisoned shard is still consistent: every critical
 /// section below is one set operation.
 fn shard(addr: usize) -> MutexGuard<'static, Set> {
     let index = addr.wrapping_mul(MIX) >> (usize::BITS - SHARDS.trailing_zeros());
-    LIVE[index].lock().unwrap_or_else(PoisonError::into_inner)
+    lock(&LIVE[index % SHARDS])
+}
+
+fn lock(shard: &'static Mutex<Set>) -> MutexGuard<'static, Set> {
+    shard.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Every shard, locked in index order (as every other path takes one at most): what the fork
+/// handlers hold across a `fork`, so that the child never inherits a shard that a thread
+/// which does not exist in it held.
+pub(crate) fn lock_all() -> [MutexGuard<'static, Set>; SHARDS] {
+    let mut i = 0;
+    [(); SHARDS].map(|()| {
+        i += 1;
+        lock(&LIVE[(i - 1) % SHARDS])
+    })
 }
 
 /// Records the arena at `addr` as live, owned by Rust code until [`hand_to_c`]; fails, with
 /// nothing recorded, only when the memory to record it cannot be had.
 pub(crate) fn register(addr: usize) -> Result<(), ()> {
-    fork_safety::install();
-    let mut set = shard(addr);
-    set.try_reserve(1).map_err(drop)?;
-    set.insert(addr, Owner::Rust); // within the room reserved: no allocation
-    Ok(())
+    crate::fork::install_handlers();
+    shard(addr).insert(addr, Owner::Rust)
 }
 
 /// Records that the live arena at `addr` now belongs to a C caller (`jitarena_create`).
 pub(crate) fn hand_to_c(addr: usize) {
-    if let Some(owner) = shard(addr).get_mut(&addr) {
+    if let Some(owner) = shard(addr).get_mut(addr) {
         *owner = Owner::C;
     }
 }
 
 /// Records the arena at `addr` as gone; false if it was not live.
 pub(crate) fn unregister(addr: usize) -> bool {
-    shard(addr).remove(&addr).is_some()
+    shard(addr).remove(addr).is_some()
 }
 
 /// The owner of the live arena at `addr`, or `None` if no live arena is there.
 pub(crate) fn owner(addr: usize) -> Option<Owner> {
-    shard(addr).get(&addr).copied()
-}
-
-/// Fork: a child is a copy of one thread, and a shard that another thread held at the fork
-/// would stay locked in the child for ever. `pthread_atfork` handlers take every shard before
-/// the fork and release them after it, in the parent and in the child, as glibc does for
-/// `malloc`.
-#[cfg(all(unix, not(miri)))]
-mod fork_safety {
-    use std::cell::RefCell;
-    use std::ffi::c_int;
-    use std::sync::{MutexGuard, Once, PoisonError};
-
-    use super::{Set, LIVE};
-
-    extern "C" {
-        fn pthread_atfork(
-            prepare: Option<unsafe extern "C" fn()>,
-            parent: Option<unsafe extern "C" fn()>,
-            child: Option<unsafe extern "C" fn()>,
-        ) -> c_int;
-    }
-
-    thread_local! {
-        /// The shards the forking thread holds between `prepare` and `release`.
-        static HELD: RefCell<Vec<MutexGuard<'static, Set>>> = const { RefCell::new(Vec::new()) };
-    }
-
-    /// Registers the handlers, once per process.
-    pub(super) fn install() {
-        static ONCE: Once = Once::new();
-        // SAFETY: the handlers are plain functions of this library, which is never unloaded
-        // while it has arenas (a `staticlib` or `rlib` is part of the program).
-        ONCE.call_once(|| unsafe {
-            pthread_atfork(Some(prepare), Some(release), Some(release));
-        });
-    }
-
-    /// Before `fork`: takes every shard, in index order (as every other path takes one at most).
-    unsafe extern "C" fn prepare() {
-        let _ = HELD.try_with(|held| {
-            let mut held = held.borrow_mut();
-            for shard in &LIVE {
-                held.push(shard.lock().unwrap_or_else(PoisonError::into_inner));
-            }
-        });
-    }
-
-    /// After `fork`, in the parent and in the child: gives the shards back.
-    unsafe extern "C" fn release() {
-        let _ = HELD.try_with(|held| held.borrow_mut().clear());
-    }
-}
-
-/// Without `fork` (or under miri, which cannot call `pthread_atfork`): nothing to install.
-#[cfg(not(all(unix, not(miri))))]
-mod fork_safety {
-    /// Nothing to do.
-    pub(super) fn install() {}
+    let set = shard(addr);
+    let at = set.find(addr).ok()?;
+    set.0.get(at).map(|&(_, owner)| owner)
 }
 
 #[cfg(all(test, target_os = "linux", not(miri)))]

@@ -6,6 +6,7 @@
 //! re-encoding. Also [`RecordBatch`]: records taken from a reader, to be copied or decoded on
 //! another thread.
 
+use crate::shared::Shared;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::Arc;
@@ -16,13 +17,14 @@ use super::visit::visit_v2;
 use super::{CountsVisitor, LogReader, LogWriter, MethodRecord, FRAME_METHOD};
 use crate::counters::Schema;
 use crate::error::{Error, ErrorCode};
+use crate::format::Put;
 use crate::record;
 
 /// A version-2 record whose counters can be copied to another log as they are (see
 /// [`LogReader::current_copyable`]).
 pub struct CopyableRecord<'a> {
     /// The record's schema, as its file defines it.
-    pub schema: &'a Arc<Schema>,
+    pub schema: &'a Shared<Schema>,
     /// The record's tier, if known.
     pub tier: Option<&'a str>,
     /// The record's context.
@@ -37,7 +39,7 @@ impl LogReader {
     /// The schema of the record [`LogReader::next_raw`] moved to, read from its head alone:
     /// its counters are neither decoded nor checked. `None` for a version-1 log, whose records
     /// are decoded whole ([`LogReader::decode_current`]).
-    pub fn current_schema(&self) -> Result<Option<&Arc<Schema>>, Error> {
+    pub fn current_schema(&self) -> Result<Option<&Shared<Schema>>, Error> {
         if self.frames.version() < 2 {
             return Ok(None);
         }
@@ -94,7 +96,11 @@ impl<W: Write> LogWriter<W> {
     /// file as [`LogWriter::write`] of the decoded record would write. `schema` must name the
     /// record's kinds and phases in the same order (the caller checks the names; a schema of
     /// other lengths is refused with [`io::ErrorKind::InvalidInput`], nothing written).
-    pub fn write_copy(&mut self, schema: &Arc<Schema>, r: &CopyableRecord<'_>) -> io::Result<()> {
+    pub fn write_copy(
+        &mut self,
+        schema: &Shared<Schema>,
+        r: &CopyableRecord<'_>,
+    ) -> io::Result<()> {
         same_lengths(schema, r.schema.kinds.len(), r.schema.phases.len())?;
         let counters = &r.payload[r.head.body..];
         let name = r.name.unwrap_or("");
@@ -105,7 +111,7 @@ impl<W: Write> LogWriter<W> {
     /// file as writing each decoded record. The batch must have passed [`RecordBatch::check`]
     /// (an unchecked batch, or one of another schema's lengths, is refused with
     /// [`io::ErrorKind::InvalidInput`], nothing written).
-    pub fn write_batch(&mut self, schema: &Arc<Schema>, batch: &RecordBatch) -> io::Result<()> {
+    pub fn write_batch(&mut self, schema: &Shared<Schema>, batch: &RecordBatch) -> io::Result<()> {
         if !batch.checked {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -137,7 +143,7 @@ impl<W: Write> LogWriter<W> {
     #[allow(clippy::too_many_arguments)]
     fn copy_counters(
         &mut self,
-        schema: &Arc<Schema>,
+        schema: &Shared<Schema>,
         tier: Option<&str>,
         head: &record::Head,
         counters: &[u8],
@@ -145,11 +151,12 @@ impl<W: Write> LogWriter<W> {
         context: i64,
         known: Option<(&[u8], u32)>,
     ) -> io::Result<()> {
+        self.records.refuse_torn()?;
         let prev = &self.prev;
         self.records
             .write_raw_known(FRAME_METHOD, schema, tier, |p, schema_id, tier_id| {
                 record::put_head(p, head, (schema_id, tier_id), prev, name, context);
-                p.extend_from_slice(counters);
+                p.put(counters);
                 Ok(known.and_then(|(read, crc)| (read == p.as_slice()).then_some(crc)))
             })?;
         self.prev.context = context;
@@ -187,7 +194,7 @@ pub struct RecordBatch {
     /// The tiers the records name (consecutive records of a log share one).
     tiers: Vec<Arc<str>>,
     /// The schemas of the records (consecutive records of a log share one).
-    schemas: Vec<Arc<Schema>>,
+    schemas: Vec<Shared<Schema>>,
     /// Whether [`RecordBatch::check`] accepted every record since the batch was last empty.
     checked: bool,
 }
@@ -290,8 +297,8 @@ impl RecordBatch {
             )
         };
         let schema = &self.schemas[t.schema];
-        if !Arc::ptr_eq(&record.schema, schema) {
-            record.schema = Arc::clone(schema);
+        if !Shared::ptr_eq(&record.schema, schema) {
+            record.schema = Shared::clone(schema);
         }
         let info = &mut record.info;
         info.context = t.context;
@@ -355,9 +362,9 @@ impl LogReader {
             },
         };
         let schema_at = match batch.schemas.last() {
-            Some(last) if Arc::ptr_eq(last, schema) => batch.schemas.len() - 1,
+            Some(last) if Shared::ptr_eq(last, schema) => batch.schemas.len() - 1,
             _ => {
-                batch.schemas.push(Arc::clone(schema));
+                batch.schemas.push(Shared::clone(schema));
                 batch.schemas.len() - 1
             }
         };

@@ -5,7 +5,7 @@
 //! ([`copyable`]); anything else is decoded and encoded again.
 
 use super::{Head, Prev, BY_PHASE, LAST_PHASE_DERIVED, RESERVED_4K, SCHEMA_FOLLOWS, TIER_SHIFT};
-use crate::format::put_varint;
+use crate::format::{put_varint, Put};
 
 /// The head bits a copy keeps: every bit below the schema and tier ids.
 const COUNTER_BITS: u64 = SCHEMA_FOLLOWS - 1;
@@ -443,7 +443,7 @@ fn check_by_phase(p: &mut Strict<'_>, sums: &mut [u64], phase_at: usize) -> Opti
 /// ids of the output, then the context and name relative to `prev` (the previous record of the
 /// output), as [`super::encode`] writes them. The counters follow, copied.
 pub(crate) fn put_head(
-    p: &mut Vec<u8>,
+    p: &mut impl Put,
     head: &Head,
     (schema_id, tier_id): (u64, u64),
     prev: &Prev,
@@ -466,7 +466,7 @@ pub(crate) fn put_head(
     }
     put_varint(p, shared as u64);
     put_varint(p, (name.len() - shared) as u64);
-    p.extend_from_slice(&name.as_bytes()[shared..]);
+    p.put(name.as_bytes().get(shared..).unwrap_or_default());
 }
 
 #[cfg(test)]
@@ -538,11 +538,11 @@ mod tests {
 
     /// The payload [`encode`] writes for `c`, and the head read back from it.
     fn encoded(c: &MethodCounts, kinds: u32, phases: u32) -> Vec<u8> {
-        let mut p = Vec::new();
+        let mut p = crate::format::TryBuf::default();
         let (prev, mut scratch) = (Prev::default(), Scratch::default());
         let (k, ph) = (kinds as usize, phases as usize);
         encode(&mut p, (0, 1), k, ph, &prev, "m", 0, c, &mut scratch).unwrap();
-        p
+        p.as_slice().to_vec()
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! - tiers: 45% of methods are MinOpts, which skip the optimizer's kinds and are ten times
 //!   smaller; allocation counts per method are log-normal.
 
-use std::sync::Arc;
+use jitarena::Shared;
 
 use jitarena::counters::Schema;
 use jitarena::log::{MethodCounts, MethodInfo};
@@ -236,7 +236,7 @@ impl Rng {
 
 /// The generator: the schema, the kind model and the cumulative weights to draw kinds.
 pub struct Generator {
-    schema: Arc<Schema>,
+    schema: Shared<Schema>,
     kinds: Vec<KindModel>,
     /// Per tier (0: MinOpts, 1: FullOpts): cumulative draw weights over `kinds`.
     cumulative: [Vec<f64>; 2],
@@ -253,8 +253,8 @@ impl Generator {
             RYUJIT_KINDS.iter().map(|k| k.to_string()).collect(),
             PHASES.iter().map(|p| p.to_string()).collect(),
         )
-        .map_err(|e| e.message)?
-        .interned();
+        .and_then(Schema::interned)
+        .map_err(|e| e.message.into_owned())?;
         let index = |name: &str| RYUJIT_KINDS.iter().position(|k| *k == name);
         let mut kinds: Vec<KindModel> = Vec::new();
         for &(name, share, sizes, phase, in_minopts) in MODEL {
@@ -304,7 +304,7 @@ impl Generator {
     }
 
     /// The schema of the generated methods.
-    pub fn schema(&self) -> &Arc<Schema> {
+    pub fn schema(&self) -> &Shared<Schema> {
         &self.schema
     }
 

@@ -5,7 +5,6 @@
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::output::{check_not_input, OutputFile};
 pub use crate::progress::Progress;
@@ -16,6 +15,7 @@ use ::jitarena::log::{LogWriter, MethodCounts};
 use ::jitarena::sys::{jitarena, jitarena_event, JITARENA_DEFAULT_PAGE_SIZE};
 use ::jitarena::trace;
 use ::jitarena::Arena;
+use ::jitarena::Shared;
 
 extern "C" {
     fn jitarena_replay(arena: *mut jitarena, events: *const jitarena_event, count: usize) -> usize;
@@ -157,7 +157,11 @@ pub fn replay_one(
     options: &ReplayOptions,
     summary: &mut ReplaySummary,
     progress: &Progress,
-    mut sink: impl FnMut(&Arc<Schema>, &::jitarena::log::MethodInfo, &MethodCounts) -> Result<(), Error>,
+    mut sink: impl FnMut(
+        &Shared<Schema>,
+        &::jitarena::log::MethodInfo,
+        &MethodCounts,
+    ) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let mut replayer = Replayer::new(options.clone());
     while let Some(method) = reader.next_method()? {
@@ -179,7 +183,7 @@ pub fn replay_one(
 /// changes), through the C driver's inline path.
 pub struct Replayer {
     options: ReplayOptions,
-    arena: Option<(Arc<Schema>, Arena)>,
+    arena: Option<(Shared<Schema>, Arena)>,
     counts: MethodCounts,
 }
 
@@ -201,12 +205,12 @@ impl Replayer {
         let fresh = self
             .arena
             .as_ref()
-            .is_none_or(|(schema, _)| !Arc::ptr_eq(schema, &method.schema));
+            .is_none_or(|(schema, _)| !Shared::ptr_eq(schema, &method.schema));
         if fresh {
             self.arena = Some((
-                Arc::clone(&method.schema),
+                Shared::clone(&method.schema),
                 Arena::from_schema(
-                    Arc::clone(&method.schema),
+                    Shared::clone(&method.schema),
                     self.options.page_size,
                     self.options.limit_bytes,
                     self.options.kinds_by_phase,

@@ -1,10 +1,10 @@
 //! `jitarena merge` and `jitarena dump`: many shards into one log, and logs or traces into rows
 //! for spreadsheets and scripts.
 
+use jitarena::{Schema, Shared};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::json;
 
@@ -128,7 +128,7 @@ fn schemas_of(
     paths: &[PathBuf],
     progress: &Progress,
     pass1: Pass1,
-    mut f: impl FnMut(&Arc<jitarena::counters::Schema>),
+    mut f: impl FnMut(&Shared<Schema>),
 ) -> Result<(), Error> {
     if pass1 == Pass1::Decode {
         return each_record(paths, progress, PASS_1, |_, r| {
@@ -163,11 +163,11 @@ fn schemas_of(
 fn union_shown(paths: &[PathBuf], progress: &Progress, pass1: Pass1) -> Result<SchemaUnion, Error> {
     let one = |paths: &[PathBuf]| {
         let mut union = SchemaUnion::default();
-        let mut last: Option<Arc<jitarena::counters::Schema>> = None;
+        let mut last: Option<Shared<Schema>> = None;
         schemas_of(paths, progress, pass1, |schema| {
-            if !last.as_ref().is_some_and(|s| Arc::ptr_eq(s, schema)) {
+            if !last.as_ref().is_some_and(|s| Shared::ptr_eq(s, schema)) {
                 union.add(schema);
-                last = Some(Arc::clone(schema));
+                last = Some(Shared::clone(schema));
             }
         })
         .map(|_| union)
@@ -197,9 +197,7 @@ fn union_shown(paths: &[PathBuf], progress: &Progress, pass1: Pass1) -> Result<S
 /// union whenever every record of a log has the schema of the log's first record, as the
 /// shards of one JIT build do; the second pass checks that of every record ([`pipelined::Guess`])
 /// and gives up at the first that does not. `None` where any log cannot be read so far.
-fn guess_first_pass(
-    paths: &[PathBuf],
-) -> Option<(SchemaUnion, Vec<Option<Arc<jitarena::counters::Schema>>>)> {
+fn guess_first_pass(paths: &[PathBuf]) -> Option<(SchemaUnion, Vec<Option<Shared<Schema>>>)> {
     let mut union = SchemaUnion::default();
     let mut firsts = Vec::with_capacity(paths.len());
     let mut record = MethodRecord::default();
@@ -211,10 +209,10 @@ fn guess_first_pass(
         let first = match reader.next_raw().ok()? {
             false => None,
             true => Some(match reader.current_schema().ok()? {
-                Some(schema) => Arc::clone(schema),
+                Some(schema) => Shared::clone(schema),
                 None => {
                     reader.decode_current(&mut record).ok()?;
-                    Arc::clone(&record.schema)
+                    Shared::clone(&record.schema)
                 }
             }),
         };
@@ -295,7 +293,7 @@ pub fn merge_in_batches(
     if let Some((mut union, firsts)) = guess_first_pass(paths) {
         let guess = pipelined::Guess::new(&firsts);
         if let Ok(schema) = union.schema() {
-            let schema = Arc::new(schema);
+            let schema = Shared::new(schema);
             let guessed = pipelined::records(
                 paths,
                 out,
@@ -322,7 +320,7 @@ pub fn merge_in_batches(
         Err(_) => union_shown(paths, progress, Pass1::Decode)?,
         Ok(union) => union,
     };
-    let schema = Arc::new(union.schema()?);
+    let schema = Shared::new(union.schema()?);
     match pipelined::records(
         paths,
         out,
@@ -347,7 +345,7 @@ pub fn merge_in_batches(
 pub fn merge_decoding(paths: &[PathBuf], out: &Path, progress: &Progress) -> Result<Merged, Error> {
     check_not_input(out, paths)?;
     let mut union = union_shown(paths, progress, Pass1::Decode)?;
-    let schema = Arc::new(union.schema()?);
+    let schema = Shared::new(union.schema()?);
     records_one_thread(paths, out, progress, &mut union, &schema, false)
 }
 
@@ -359,9 +357,9 @@ const MERGE_BUFFER: usize = 1 << 18;
 struct OutputSchema<'a> {
     output: &'a jitarena::counters::Schema,
     /// The file's last schema seen (by address), and whether it is the output's.
-    last: Option<(Arc<jitarena::counters::Schema>, bool)>,
+    last: Option<(Shared<Schema>, bool)>,
     /// The same for every schema of the file met so far (held, so addresses stay unique).
-    seen: HashMap<usize, (Arc<jitarena::counters::Schema>, bool)>,
+    seen: HashMap<usize, (Shared<Schema>, bool)>,
     /// Schemas compared name by name.
     compared: u64,
 }
@@ -383,19 +381,19 @@ impl<'a> OutputSchema<'a> {
     }
 
     /// Whether `schema`, of the current file, is the output's.
-    fn is_output(&mut self, schema: &Arc<jitarena::counters::Schema>) -> bool {
+    fn is_output(&mut self, schema: &Shared<Schema>) -> bool {
         if !self
             .last
             .as_ref()
-            .is_some_and(|l| Arc::ptr_eq(&l.0, schema))
+            .is_some_and(|l| Shared::ptr_eq(&l.0, schema))
         {
             let (output, compared) = (self.output, &mut self.compared);
             let known = self
                 .seen
-                .entry(Arc::as_ptr(schema) as usize)
+                .entry(Shared::as_ptr(schema) as usize)
                 .or_insert_with(|| {
                     *compared += 1;
-                    (Arc::clone(schema), **schema == *output)
+                    (Shared::clone(schema), **schema == *output)
                 });
             self.last = Some(known.clone());
         }
@@ -411,7 +409,7 @@ fn records_one_thread(
     out: &Path,
     progress: &Progress,
     union: &mut SchemaUnion,
-    schema: &Arc<jitarena::counters::Schema>,
+    schema: &Shared<Schema>,
     copy: bool,
 ) -> Result<Merged, Error> {
     let mut file = OutputFile::create(out)?;

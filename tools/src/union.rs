@@ -1,9 +1,9 @@
 //! Uniting the kind and phase lists of many logs by name, so that shards, merged logs and the
 //! two sides of a diff can be added up and compared kind by kind.
 
+use jitarena::Shared;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 use jitarena::counters::Schema;
 use jitarena::error::Error;
@@ -23,13 +23,13 @@ pub struct SchemaUnion {
     kind_ids: HashMap<String, u32>,
     phase_ids: HashMap<String, u32>,
     /// Member schemas and their slot maps (named slots only; the buckets are mapped at use).
-    members: Vec<(Arc<Schema>, Vec<u32>, Vec<u32>)>,
+    members: Vec<(Shared<Schema>, Vec<u32>, Vec<u32>)>,
     /// Members by a hash of their names: readers of different files hold equal schemas in
     /// different `Arc`s.
     by_content: HashMap<u64, Vec<usize>>,
     /// Every schema `Arc` seen, by address, with its member. The `Arc` is kept, so that its
     /// address is not reused by another schema.
-    seen: HashMap<usize, (Arc<Schema>, usize)>,
+    seen: HashMap<usize, (Shared<Schema>, usize)>,
     /// Names hashed or interned and schemas compared so far.
     work: u64,
     /// Whether more names were seen than slots can number.
@@ -41,8 +41,8 @@ const MAX_NAMES: usize = INVALID as usize - 1;
 
 impl SchemaUnion {
     /// Adds a schema's names.
-    pub fn add(&mut self, schema: &Arc<Schema>) {
-        let address = Arc::as_ptr(schema) as usize;
+    pub fn add(&mut self, schema: &Shared<Schema>) {
+        let address = Shared::as_ptr(schema) as usize;
         if self.seen.contains_key(&address) {
             return;
         }
@@ -61,13 +61,13 @@ impl SchemaUnion {
                     .map(|p| intern(&mut self.phases, &mut self.phase_ids, p, &mut self.overflow))
                     .collect();
                 self.work += (schema.kinds.len() + schema.phases.len()) as u64;
-                self.members.push((Arc::clone(schema), kinds, phases));
+                self.members.push((Shared::clone(schema), kinds, phases));
                 let i = self.members.len() - 1;
                 self.by_content.entry(hash).or_default().push(i);
                 i
             }
         };
-        self.seen.insert(address, (Arc::clone(schema), i));
+        self.seen.insert(address, (Shared::clone(schema), i));
     }
 
     /// A hash of the schema's names.
@@ -88,8 +88,8 @@ impl SchemaUnion {
             .find(|&i| *self.members[i].0 == *schema)
     }
 
-    fn member(&self, schema: &Arc<Schema>) -> Option<usize> {
-        if let Some((_, i)) = self.seen.get(&(Arc::as_ptr(schema) as usize)) {
+    fn member(&self, schema: &Shared<Schema>) -> Option<usize> {
+        if let Some((_, i)) = self.seen.get(&(Shared::as_ptr(schema) as usize)) {
             return Some(*i);
         }
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -102,12 +102,12 @@ impl SchemaUnion {
     }
 
     /// The member schemas, in the order first added (each set of names once).
-    pub fn schemas(&self) -> impl Iterator<Item = &Arc<Schema>> {
+    pub fn schemas(&self) -> impl Iterator<Item = &Shared<Schema>> {
         self.members.iter().map(|m| &m.0)
     }
 
     /// The united slots of `schema`'s kinds and phases (by its slot), if it was added.
-    pub fn slot_maps(&self, schema: &Arc<Schema>) -> Option<(&[u32], &[u32])> {
+    pub fn slot_maps(&self, schema: &Shared<Schema>) -> Option<(&[u32], &[u32])> {
         let (_, kinds, phases) = &self.members[self.member(schema)?];
         Some((kinds, phases))
     }
@@ -167,7 +167,7 @@ impl SchemaUnion {
     /// union, into `out`; slots stay in increasing order. The invalid-kind and no-phase buckets
     /// become [`INVALID`], which stays valid as the union grows; [`SchemaUnion::seal`] turns
     /// them into the final union schema's bucket slots.
-    pub fn remap(&self, schema: &Arc<Schema>, counts: &MethodCounts, out: &mut MethodCounts) {
+    pub fn remap(&self, schema: &Shared<Schema>, counts: &MethodCounts, out: &mut MethodCounts) {
         let Some(i) = self.member(schema) else {
             *out = counts.clone();
             return;
@@ -227,7 +227,7 @@ impl SchemaUnion {
     #[must_use]
     pub fn remap_sealed(
         &mut self,
-        schema: &Arc<Schema>,
+        schema: &Shared<Schema>,
         counts: &MethodCounts,
         out: &mut MethodCounts,
     ) -> bool {
@@ -283,9 +283,9 @@ fn intern(
 mod tests {
     use super::*;
 
-    fn schema(kinds: &[&str]) -> Arc<Schema> {
+    fn schema(kinds: &[&str]) -> Shared<Schema> {
         let kinds = kinds.iter().map(|k| k.to_string()).collect();
-        Arc::new(Schema::read(kinds, vec!["Import".to_string()]).unwrap())
+        Shared::new(Schema::read(kinds, vec!["Import".to_string()]).unwrap())
     }
 
     /// A file that gains a kind between a tool's two readings (a JIT still appending to it):

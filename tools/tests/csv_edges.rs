@@ -171,9 +171,9 @@ fn an_unreadable_file_is_an_error_naming_file_and_line() {
 #[test]
 fn dump_csv_reads_back_exactly() {
     use jitarena::log::LogWriter;
+    use jitarena::Shared;
     use jitarena::{MethodCounts, Schema};
-    use std::sync::Arc;
-    let schema = Arc::new(
+    let schema = Shared::new(
         Schema::new(
             vec!["plain".into(), "a,\"kind\"".into()],
             vec!["p,\"1\"".into()],

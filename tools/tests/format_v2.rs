@@ -4,8 +4,8 @@
 
 mod common;
 
+use jitarena::Shared;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use common::{ok, tmp};
 use jitarena::log::{self, LogWriter};
@@ -47,9 +47,9 @@ fn a_version_1_log_dumps_as_before_and_merge_converts_it() {
 #[test]
 fn kinds_by_phase_go_through_merge_and_dump() {
     let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-    let a = Arc::new(Schema::new(names(&["A", "B"]), names(&["P", "Q"])).unwrap());
+    let a = Shared::new(Schema::new(names(&["A", "B"]), names(&["P", "Q"])).unwrap());
     // The second shard lists the kinds and phases in another order: merge remaps them.
-    let b = Arc::new(Schema::new(names(&["B", "A"]), names(&["Q", "P"])).unwrap());
+    let b = Shared::new(Schema::new(names(&["B", "A"]), names(&["Q", "P"])).unwrap());
     let counts = MethodCounts {
         kinds: vec![(0, 10, 1), (1, 5, 2)],
         phases: vec![(0, 12), (2, 3)],

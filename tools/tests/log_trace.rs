@@ -7,9 +7,9 @@ mod common;
 mod native;
 mod real;
 
+use jitarena::Shared;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use common::tmp;
 use jitarena::log::{self, LogWriter, MethodCounts, MethodRecord};
@@ -18,8 +18,8 @@ use jitarena::Schema;
 use jitarena_tools::gen::{GenOptions, Generator};
 use jitarena_tools::harness::{self, ReplayOptions};
 
-fn schema() -> Arc<Schema> {
-    Arc::new(
+fn schema() -> Shared<Schema> {
+    Shared::new(
         Schema::new(
             vec!["ASTNode".into(), "LSRA".into(), "Generic".into()],
             vec!["Import".into(), "RegAlloc".into()],
@@ -32,7 +32,7 @@ fn sample_records(n: u64) -> Vec<MethodRecord> {
     let schema = schema();
     (0..n)
         .map(|i| MethodRecord {
-            schema: Arc::clone(&schema),
+            schema: Shared::clone(&schema),
             info: jitarena::MethodInfo {
                 name: (i % 5 != 0).then(|| format!("Ns.Class:Method{i}(int)")),
                 context: if i % 7 == 0 { -1 } else { i as i64 },
@@ -180,7 +180,7 @@ fn sample_trace() -> Vec<TraceMethod> {
         let mut events = Vec::new();
         let info = g.method_events(i, &mut events);
         methods.push(TraceMethod {
-            schema: Arc::clone(g.schema()),
+            schema: Shared::clone(g.schema()),
             info,
             events,
         });

@@ -257,8 +257,8 @@ fn methods_on_one_side_only_are_counted_and_left_out() {
 #[test]
 fn methods_without_context_match_by_name_tier_and_occurrence() {
     use jitarena::log::{LogWriter, MethodCounts};
-    use std::sync::Arc;
-    let schema = Arc::new(jitarena::Schema::new(vec!["A".into(), "B".into()], vec![]).unwrap());
+    use jitarena::Shared;
+    let schema = Shared::new(jitarena::Schema::new(vec!["A".into(), "B".into()], vec![]).unwrap());
     let write = |path: &Path, sizes: &[(&str, &str, u64)]| {
         let mut w = LogWriter::new(std::fs::File::create(path).unwrap()).unwrap();
         for &(name, tier, bytes) in sizes {
@@ -318,8 +318,8 @@ fn methods_without_context_match_by_name_tier_and_occurrence() {
 #[test]
 fn groups_are_the_base_methods_and_one_sided_methods_stay_out() {
     use jitarena::log::{LogWriter, MethodCounts};
-    use std::sync::Arc;
-    let schema = Arc::new(jitarena::Schema::new(vec!["A".into(), "B".into()], vec![]).unwrap());
+    use jitarena::Shared;
+    let schema = Shared::new(jitarena::Schema::new(vec!["A".into(), "B".into()], vec![]).unwrap());
     let write = |path: &Path, methods: &[(i64, &str, u64, u64)]| {
         let mut w = LogWriter::new(std::fs::File::create(path).unwrap()).unwrap();
         for &(context, tier, a, b) in methods {

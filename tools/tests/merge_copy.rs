@@ -9,8 +9,8 @@
 
 mod common;
 
+use jitarena::Shared;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use common::{hand_made, schema, tmp, BY_PHASE, DERIVED, IN_4K};
 use jitarena::format::put_frame;
@@ -84,7 +84,7 @@ fn generated_shards_are_copied_and_the_file_is_the_same() {
 
 /// A log of `records`, each `(schema, name, counts)`, written by the library's writer, tiers
 /// alternating.
-fn written(name: &str, records: &[(&Arc<Schema>, &str, MethodCounts)]) -> PathBuf {
+fn written(name: &str, records: &[(&Shared<Schema>, &str, MethodCounts)]) -> PathBuf {
     common::written(name, records, &["Tier0", "Tier1"])
 }
 

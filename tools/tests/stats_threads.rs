@@ -7,8 +7,8 @@
 
 mod common;
 
+use jitarena::Shared;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use common::{counts, generated, schema, tmp};
 use jitarena::{MethodCounts, Schema};
@@ -27,7 +27,7 @@ fn same_on_two_threads(paths: &[PathBuf]) -> Stats {
 
 /// A log of `records`, each `(schema, name, counts)`, written by the library's writer, tiers
 /// alternating.
-fn written(name: &str, records: &[(&Arc<Schema>, String, MethodCounts)]) -> PathBuf {
+fn written(name: &str, records: &[(&Shared<Schema>, String, MethodCounts)]) -> PathBuf {
     common::written(name, records, &["Tier0", "Tier1", "Tier0-instr"])
 }
 

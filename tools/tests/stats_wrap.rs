@@ -6,8 +6,8 @@
 
 mod common;
 
+use jitarena::Shared;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use common::schema;
 use jitarena::{MethodCounts, Schema};
@@ -34,7 +34,7 @@ fn counts(
 }
 
 /// A log of these records, written by the library's writer.
-fn written(name: &str, schema: &Arc<Schema>, records: Vec<MethodCounts>) -> PathBuf {
+fn written(name: &str, schema: &Shared<Schema>, records: Vec<MethodCounts>) -> PathBuf {
     let records: Vec<_> = records
         .into_iter()
         .enumerate()

@@ -4,8 +4,8 @@
 
 mod common;
 
+use jitarena::Shared;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use common::{counts, hand_made, hand_made_of, schema, tmp, written, DERIVED, IN_4K};
 use jitarena::format::{header_for, put_frame, put_str, put_varint, Content};
@@ -60,7 +60,7 @@ fn alternating_schemas_many_tiers_and_buckets_are_the_same() {
     ];
     let records: Vec<_> = (0..300u64)
         .map(|i| {
-            let s = Arc::clone(&schemas[(i % 3) as usize]);
+            let s = Shared::clone(&schemas[(i % 3) as usize]);
             let mut c = counts(vec![(0, 3 + i % 7, 1), (1, 100 - i % 50, 2)], vec![]);
             if !s.phases.is_empty() && i % 4 != 0 {
                 c.phases = vec![(0, 1 + i % 5)];
@@ -85,7 +85,7 @@ fn long_names_empty_logs_and_directories_are_the_same() {
                 format!("M{i}")
             };
             let c = counts(vec![(1, 5 + i, 1)], vec![(0, 5 + i)]);
-            (Arc::clone(&s), name, c)
+            (Shared::clone(&s), name, c)
         })
         .collect();
     let long = written("long.jas", &records, &["T"]);
@@ -115,7 +115,7 @@ fn totals_overflowing_only_when_both_threads_add_up_are_the_same() {
                     1
                 };
                 let c = counts(vec![(0, 2, 1), (1, b, 1)], vec![(0, 2), (1, b)]);
-                (Arc::clone(&s), format!("N.C:M{i}"), c)
+                (Shared::clone(&s), format!("N.C:M{i}"), c)
             })
             .collect()
     };

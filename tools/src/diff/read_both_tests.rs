@@ -172,11 +172,11 @@ fn a_diff_in_another_order_is_matched_as_one_in_the_same_order() {
 fn shards() -> (Vec<PathBuf>, Vec<MethodRecord>) {
     use jitarena::counters::Schema;
     use jitarena::log::{LogWriter, MethodCounts, MethodInfo};
-    use std::sync::Arc;
+    use jitarena::Shared;
     let names = |p: &str, n: usize| (0..n).map(|i| format!("{p}{i}")).collect();
     let schemas = [
-        Arc::new(Schema::read(names("K", 5), names("P", 3)).unwrap()),
-        Arc::new(Schema::read(names("Q", 70), names("R", 2)).unwrap()),
+        Shared::new(Schema::read(names("K", 5), names("P", 3)).unwrap()),
+        Shared::new(Schema::read(names("Q", 70), names("R", 2)).unwrap()),
     ];
     let mut all = Vec::new();
     let mut paths = Vec::new();
@@ -185,7 +185,7 @@ fn shards() -> (Vec<PathBuf>, Vec<MethodRecord>) {
         let mut w = LogWriter::new(File::create(&path).unwrap()).unwrap();
         for i in 0..n {
             let k = (s * 10_000 + i) as u64;
-            let schema = Arc::clone(&schemas[(k % 7 == 0) as usize]);
+            let schema = Shared::clone(&schemas[(k % 7 == 0) as usize]);
             let r = MethodRecord {
                 info: MethodInfo {
                     name: Some(format!("Ns.C{}:M{}", k % 13, k * 7919 % 10_007)),
@@ -275,10 +275,10 @@ fn records_reached_by_marks_are_those_read_through() {
 fn marks_do_not_copy_a_long_name_shared_from_record_to_record() {
     use jitarena::counters::Schema;
     use jitarena::log::{LogWriter, MethodCounts};
-    use std::sync::Arc;
+    use jitarena::Shared;
     // Records 1 to 2,999 share record 0's name of 256 KiB whole: each takes a few bytes of
     // the file, and a mark before each 1,024th would copy the name (2 GiB for 8M records).
-    let schema = Arc::new(Schema::read(vec!["K0".into()], vec!["P0".into()]).unwrap());
+    let schema = Shared::new(Schema::read(vec!["K0".into()], vec!["P0".into()]).unwrap());
     let record = |context: i64| MethodRecord {
         info: MethodInfo {
             name: Some("N".repeat(256 << 10)),
@@ -291,7 +291,7 @@ fn marks_do_not_copy_a_long_name_shared_from_record_to_record() {
             used_bytes: 16,
             ..MethodCounts::default()
         },
-        schema: Arc::clone(&schema),
+        schema: Shared::clone(&schema),
     };
     let write = |n: i64| {
         let mut bytes = Vec::new();

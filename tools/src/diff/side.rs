@@ -5,10 +5,10 @@
 //! [`CountsVisitor`]: no list is built per record) through the schema's slot map, which is
 //! looked up once per schema, not once per record.
 
+use jitarena::Shared;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use super::tally::Sums;
 use super::{tier_group, Totals};
@@ -158,7 +158,7 @@ fn cell(united: u32) -> u32 {
 /// What the last record's schema and tier resolved to: records of a log share a few of each.
 #[derive(Default)]
 struct Cache {
-    schema: Option<Arc<Schema>>,
+    schema: Option<Shared<Schema>>,
     kind_map: Vec<u32>,
     phase_map: Vec<u32>,
     /// Per schema slot: the kind's cell, or [`SKIP`].
@@ -309,7 +309,7 @@ impl CountsVisitor for Take<'_> {
         if !cache
             .schema
             .as_ref()
-            .is_some_and(|s| Arc::ptr_eq(s, &r.schema))
+            .is_some_and(|s| Shared::ptr_eq(s, &r.schema))
         {
             side.union.add(&r.schema);
             while side.ignored.len() < side.union.kind_count() {
@@ -319,7 +319,7 @@ impl CountsVisitor for Take<'_> {
             let (kinds, phases) = side.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
             cache.kind_map = kinds.to_vec();
             cache.phase_map = phases.to_vec();
-            cache.schema = Some(Arc::clone(&r.schema));
+            cache.schema = Some(Shared::clone(&r.schema));
             let ignored = &side.ignored;
             cache.kind_cell = kinds
                 .iter()

@@ -2,11 +2,11 @@
 //! writes the output, and they share the checks of the counters that are copied (half of a
 //! merge's work). Batches of records go from the first to the second, in order.
 
+use jitarena::Shared;
 use std::collections::HashMap;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
-use std::sync::Arc;
 
 use super::{changed_while_read, each_log, Merged, OutputSchema};
 use super::{MERGE_BUFFER, PASS_2};
@@ -63,21 +63,21 @@ enum Halt {
 /// of a log has the schema of the log's first record.
 pub(super) struct Guess<'a> {
     /// Each log's first record's schema; `None` for a log that had no record.
-    firsts: &'a [Option<Arc<Schema>>],
+    firsts: &'a [Option<Shared<Schema>>],
     /// Logs begun so far (the current one is `firsts[file - 1]`).
     file: usize,
     /// The last schema (by address) found equal to the current log's first.
-    last: Option<Arc<Schema>>,
+    last: Option<Shared<Schema>>,
     /// Every schema of the current log found equal to its first, by address (the `Arc` held,
     /// so that its address is not reused): a log may define the same names more than once.
-    seen: HashMap<usize, Arc<Schema>>,
+    seen: HashMap<usize, Shared<Schema>>,
     /// Schemas compared name by name.
     compared: u64,
 }
 
 impl<'a> Guess<'a> {
     /// A guess of these first schemas, one per log, in order.
-    pub(super) fn new(firsts: &'a [Option<Arc<Schema>>]) -> Guess<'a> {
+    pub(super) fn new(firsts: &'a [Option<Shared<Schema>>]) -> Guess<'a> {
         Guess {
             firsts,
             file: 0,
@@ -96,20 +96,24 @@ impl<'a> Guess<'a> {
 
     /// Whether a record of the current log with `schema` keeps the guess right: its schema is
     /// the log's first record's (compared by name once per schema of the log).
-    fn holds(&mut self, schema: &Arc<Schema>) -> bool {
-        if self.last.as_ref().is_some_and(|l| Arc::ptr_eq(l, schema)) {
+    fn holds(&mut self, schema: &Shared<Schema>) -> bool {
+        if self
+            .last
+            .as_ref()
+            .is_some_and(|l| Shared::ptr_eq(l, schema))
+        {
             return true;
         }
-        let address = Arc::as_ptr(schema) as usize;
+        let address = Shared::as_ptr(schema) as usize;
         if !self.seen.contains_key(&address) {
             self.compared += 1;
             let first = self.file.checked_sub(1).and_then(|i| self.firsts.get(i));
             if !matches!(first, Some(Some(first)) if **first == **schema) {
                 return false;
             }
-            self.seen.insert(address, Arc::clone(schema));
+            self.seen.insert(address, Shared::clone(schema));
         }
-        self.last = Some(Arc::clone(schema));
+        self.last = Some(Shared::clone(schema));
         true
     }
 }
@@ -129,7 +133,7 @@ pub(super) fn records(
     out: &Path,
     progress: &Progress,
     union: &mut SchemaUnion,
-    schema: &Arc<Schema>,
+    schema: &Shared<Schema>,
     batch_records: usize,
     guess: Option<Guess<'_>>,
 ) -> Result<Option<Merged>, Error> {
@@ -316,7 +320,7 @@ fn read_jobs(
 fn write_jobs(
     output: OutputWriter<'_>,
     out: &Path,
-    schema: &Arc<Schema>,
+    schema: &Shared<Schema>,
     jobs: Receiver<Job>,
     give_back: Sender<RecordBatch>,
 ) -> Result<bool, Error> {
@@ -354,11 +358,11 @@ fn write_jobs(
 mod tests {
     use super::Guess;
     use jitarena::counters::Schema;
-    use std::sync::Arc;
+    use jitarena::Shared;
 
-    fn schema(kinds: &[&str]) -> Arc<Schema> {
+    fn schema(kinds: &[&str]) -> Shared<Schema> {
         let names = kinds.iter().map(|k| k.to_string()).collect();
-        Arc::new(Schema::new(names, vec!["P".to_string()]).unwrap())
+        Shared::new(Schema::new(names, vec!["P".to_string()]).unwrap())
     }
 
     /// Records switching between two definitions of the first record's names bear the guess
@@ -371,7 +375,7 @@ mod tests {
             schema(&["A", "B"]),
             schema(&["B", "A"]),
         );
-        let firsts = [Some(Arc::clone(&a)), None];
+        let firsts = [Some(Shared::clone(&a)), None];
         let mut guess = Guess::new(&firsts);
         guess.next_file();
         for _ in 0..1000 {

@@ -2,11 +2,11 @@
 //! statistics (totals, then `kind | size | pct`), plus per-method percentiles, the largest
 //! methods, the tier split and the phase table.
 
+use jitarena::Shared;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::json;
 
@@ -238,7 +238,7 @@ impl Ord for Ranked {
 /// What the last record's schema and tier resolved to: the records of a log share a few.
 #[derive(Default)]
 struct Last {
-    schema: Option<Arc<Schema>>,
+    schema: Option<Shared<Schema>>,
     kind_map: Vec<u32>,
     phase_map: Vec<u32>,
     /// The first few tiers seen, and their figures so far (added to [`Accumulator::tiers`] at
@@ -484,7 +484,7 @@ impl Accumulator {
         if last
             .schema
             .as_ref()
-            .is_some_and(|s| Arc::ptr_eq(s, &r.schema))
+            .is_some_and(|s| Shared::ptr_eq(s, &r.schema))
         {
             return;
         }
@@ -492,7 +492,7 @@ impl Accumulator {
         let (kinds, phases) = self.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
         last.kind_map = kinds.to_vec();
         last.phase_map = phases.to_vec();
-        last.schema = Some(Arc::clone(&r.schema));
+        last.schema = Some(Shared::clone(&r.schema));
         self.kinds.resize(self.union.kind_count(), (0, 0));
         self.phases.resize(self.union.phase_count(), 0);
     }

@@ -5,10 +5,10 @@
 // Each test crate uses a subset of these helpers: the rest are dead code in that crate.
 #![allow(dead_code)]
 
+use jitarena::Shared;
 use std::borrow::Borrow;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Arc;
 
 use jitarena::format::{header_for, put_frame, put_str, put_varint, Content};
 use jitarena::log::LogWriter;
@@ -98,9 +98,9 @@ pub fn generated(name: &str, seed: u64, methods: u64, scale: &[(&str, f64)]) -> 
 }
 
 /// A schema of these kinds and phases.
-pub fn schema(kinds: &[&str], phases: &[&str]) -> Arc<Schema> {
+pub fn schema(kinds: &[&str], phases: &[&str]) -> Shared<Schema> {
     let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-    Arc::new(Schema::new(names(kinds), names(phases)).unwrap())
+    Shared::new(Schema::new(names(kinds), names(phases)).unwrap())
 }
 
 /// Counts of these kinds `(slot, bytes, allocations)` and phases `(slot, bytes)`: used bytes
@@ -122,7 +122,7 @@ pub fn counts(kinds: Vec<(u32, u64, u64)>, phases: Vec<(u32, u64)>) -> MethodCou
 /// library's writer: the `i`th record of context `i` and tier `tiers[i % tiers.len()]`.
 pub fn written<S, N, T>(name: &str, records: &[(S, N, MethodCounts)], tiers: &[T]) -> PathBuf
 where
-    S: Borrow<Arc<Schema>>,
+    S: Borrow<Shared<Schema>>,
     N: AsRef<str>,
     T: AsRef<str>,
 {

@@ -3,7 +3,7 @@
 //! 255 nameable kinds: a trace with more is refused, naming the file. Uniting many schemas costs
 //! work in proportion to their names.
 
-use std::sync::Arc;
+use jitarena::Shared;
 
 use jitarena::format::{put_frame, put_signed, put_str, put_varint, Content};
 use jitarena::log::{self, LogReader};
@@ -193,7 +193,7 @@ fn equal_schemas_in_different_files_unite_as_one() {
     let b = wide_log("same-b.jas", "K", 5, 2);
     let (ra, _) = log::read_all(&a).unwrap();
     let (rb, _) = log::read_all(&b).unwrap();
-    assert!(!Arc::ptr_eq(&ra[0].schema, &rb[0].schema));
+    assert!(!Shared::ptr_eq(&ra[0].schema, &rb[0].schema));
     let mut union = SchemaUnion::default();
     union.add(&ra[0].schema);
     union.add(&rb[0].schema);

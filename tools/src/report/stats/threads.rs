@@ -3,9 +3,9 @@
 //! adds a batch itself whenever the other has enough waiting. Each keeps its own totals, added
 //! together at the end.
 
+use jitarena::Shared;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
-use std::sync::Arc;
 
 use super::{Accumulator, Last, Stats};
 use jitarena::counters::Schema;
@@ -121,15 +121,15 @@ fn read_all(
         let mut last = Last::default();
         // The schema last added to the union: the union takes schemas in the order the
         // records name them, as one thread's does, whoever adds the records.
-        let mut added: Option<Arc<Schema>> = None;
+        let mut added: Option<Shared<Schema>> = None;
         let result = (|| {
             while reader.next_raw()? {
                 let at = acc.next;
                 acc.next += 1;
                 if let Some(schema) = reader.current_schema()? {
-                    if !added.as_ref().is_some_and(|s| Arc::ptr_eq(s, schema)) {
+                    if !added.as_ref().is_some_and(|s| Shared::ptr_eq(s, schema)) {
                         acc.union.add(schema);
-                        added = Some(Arc::clone(schema));
+                        added = Some(Shared::clone(schema));
                     }
                 }
                 if batch.is_empty() {

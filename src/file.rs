@@ -1,0 +1,167 @@
+//! The files a JIT's writers append to (the stats log and the trace), opened and written with
+//! the C library's `open`, `write`, `ftruncate` and `lseek` rather than `std::fs`: `std::fs`
+//! copies a long path to the heap with an allocation that aborts when memory runs out, and its
+//! code links the standard library's panic machinery into every JIT (BENCHMARKS.md, section
+//! 7). Other platforms use `std::fs`.
+
+use std::io;
+use std::path::Path;
+
+/// A file opened for writing, closed on drop.
+#[cfg(unix)]
+pub(crate) struct OutFile {
+    fd: libc::c_int,
+}
+
+#[cfg(unix)]
+impl OutFile {
+    /// Creates `path` (mode 0666 less the umask) or truncates it, for writing. Fails with
+    /// `OutOfMemory` when the path cannot be copied, and `InvalidInput` when it holds a NUL.
+    pub(crate) fn create(path: &Path) -> io::Result<OutFile> {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = path.as_os_str().as_bytes();
+        if bytes.contains(&0) {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        }
+        let mut c_path = Vec::new();
+        c_path
+            .try_reserve_exact(bytes.len() + 1)
+            .map_err(crate::format::no_memory)?;
+        let _ = crate::fallible::extend_within(&mut c_path, bytes); // within the room
+        let _ = crate::fallible::push_within(&mut c_path, 0);
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
+        loop {
+            // SAFETY: `c_path` is a NUL-terminated string (no NUL before its end, checked
+            // above) that lives across the call; the mode is passed as the variadic argument
+            // `open` reads when `O_CREAT` is set.
+            let fd = unsafe { libc::open(c_path.as_ptr().cast(), flags, 0o666 as libc::c_uint) };
+            if fd >= 0 {
+                return Ok(OutFile { fd });
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    /// Cuts the file to `len` bytes and moves its position there.
+    pub(crate) fn truncate(&mut self, len: u64) -> io::Result<()> {
+        let len =
+            libc::off_t::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        // SAFETY: `fd` is this file's open descriptor.
+        if unsafe { libc::ftruncate(self.fd, len) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: as above.
+        if unsafe { libc::lseek(self.fd, len, libc::SEEK_SET) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+impl io::Write for OutFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // At most `isize::MAX` bytes per call, as `std::fs::File` does.
+        let n = buf.len().min(isize::MAX as usize);
+        // SAFETY: `buf` is readable for `n` bytes, and `fd` is this file's open descriptor.
+        let written = unsafe { libc::write(self.fd, buf.as_ptr().cast(), n) };
+        usize::try_from(written).map_err(|_| io::Error::last_os_error())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(()) // every write goes to the operating system at once
+    }
+}
+
+#[cfg(unix)]
+impl Drop for OutFile {
+    fn drop(&mut self) {
+        // SAFETY: `fd` is this file's descriptor, closed once, here.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+/// A file opened for writing: `std::fs::File` where the C library's calls are not used.
+#[cfg(not(unix))]
+pub(crate) struct OutFile(std::fs::File);
+
+#[cfg(not(unix))]
+impl OutFile {
+    /// Creates `path` or truncates it, for writing.
+    pub(crate) fn create(path: &Path) -> io::Result<OutFile> {
+        std::fs::File::create(path).map(OutFile)
+    }
+
+    /// Cuts the file to `len` bytes and moves its position there.
+    pub(crate) fn truncate(&mut self, len: u64) -> io::Result<()> {
+        use std::io::Seek;
+        self.0.set_len(len)?;
+        self.0.seek(io::SeekFrom::Start(len)).map(drop)
+    }
+}
+
+#[cfg(not(unix))]
+impl io::Write for OutFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// The value of the environment variable `name`, copied, if it is set and is UTF-8. `Err`
+/// when memory for the copy runs out. Read with the C library's `getenv` (`std::env` copies
+/// with an allocation that aborts when memory runs out); like `getenv`, it must not race
+/// with a thread changing the environment.
+#[cfg(unix)]
+pub(crate) fn env_var(name: &std::ffi::CStr) -> Result<Option<String>, ()> {
+    // SAFETY: `name` is NUL-terminated; what `getenv` returns is NULL or a NUL-terminated
+    // string of the environment, read here before this thread changes the environment.
+    let value = unsafe { libc::getenv(name.as_ptr()) };
+    if value.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: as above: a NUL-terminated string, which outlives this borrow, whose length
+    // `strlen` finds (`CStr::to_str` would do the same, with a slice index that can panic).
+    let value = unsafe { std::slice::from_raw_parts(value.cast::<u8>(), libc::strlen(value)) };
+    match std::str::from_utf8(value) {
+        Ok(text) => crate::fallible::string(text).map(Some).ok_or(()),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The value of the environment variable `name`, if it is set and is UTF-8.
+#[cfg(not(unix))]
+pub(crate) fn env_var(name: &std::ffi::CStr) -> Result<Option<String>, ()> {
+    Ok(name.to_str().ok().and_then(|name| std::env::var(name).ok()))
+}
+
+/// Writes `text` and a newline to the standard error, as `eprintln!` would, but without its
+/// formatting machinery and with nothing said when the write fails.
+#[cfg(unix)]
+pub(crate) fn warn(text: &str) {
+    for mut bytes in [text.as_bytes(), b"\n"] {
+        while !bytes.is_empty() {
+            // SAFETY: `bytes` is readable for its length; descriptor 2 is the standard error
+            // (or nothing, when the write fails).
+            let n = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+            match usize::try_from(n) {
+                Ok(0) => return,
+                Ok(n) => bytes = bytes.get(n..).unwrap_or_default(),
+                Err(_) if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// Writes `text` and a newline to the standard error.
+#[cfg(not(unix))]
+pub(crate) fn warn(text: &str) {
+    eprintln!("{text}");
+}
