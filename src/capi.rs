@@ -247,14 +247,16 @@ unsafe fn read_names(
                 message!(what, " ", i, " has a NULL name"),
             ));
         }
-        // SAFETY: a non-null entry is a NUL-terminated string per the contract.
-        let name = unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| {
+        // SAFETY: a non-null entry is a NUL-terminated string per the contract. (Not
+        // `CStr::to_str`, whose code links the standard library's panic machinery.)
+        let name = std::str::from_utf8(unsafe { CStr::from_ptr(p) }.to_bytes()).map_err(|_| {
             Error::new(
                 ErrorCode::Config,
                 message!(what, " ", i, "'s name is not UTF-8"),
             )
         })?;
-        out.push(fallible::string(name).ok_or_else(no_memory)?); // within the room reserved
+        let name = fallible::string(name).ok_or_else(no_memory)?;
+        let _ = fallible::push_within(&mut out, name); // within the room reserved
     }
     Ok(out)
 }
@@ -490,7 +492,7 @@ unsafe fn opt_str<'a>(s: *const c_char) -> Result<Option<Cow<'a, str>>, Error> {
 /// `s` is NULL or a NUL-terminated string.
 unsafe fn name_arg<'a>(s: *const c_char) -> Option<&'a str> {
     // SAFETY: non-null, so NUL-terminated per the contract.
-    (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_str().ok())?
+    (!s.is_null()).then(|| std::str::from_utf8(unsafe { CStr::from_ptr(s) }.to_bytes()).ok())?
 }
 
 /// Turns a result into a C status code, recording the message.
@@ -646,7 +648,7 @@ pub unsafe extern "C" fn jitarena_aggregate_kind_bytes(kind_name: *const c_char)
     let Some(name) = (unsafe { name_arg(kind_name) }) else {
         return 0;
     };
-    aggregate_sum(&|s, _, c| kind_slot(s, name).map_or(0, |i| c.kind_bytes[i]))
+    aggregate_sum(&|s, _, c| kind_slot(s, name).and_then(|i| c.kind_bytes.get(i)).map_or(0, |&b| b))
 }
 
 /// Allocations of one kind in the aggregate.
@@ -659,7 +661,7 @@ pub unsafe extern "C" fn jitarena_aggregate_kind_count(kind_name: *const c_char)
     let Some(name) = (unsafe { name_arg(kind_name) }) else {
         return 0;
     };
-    aggregate_sum(&|s, _, c| kind_slot(s, name).map_or(0, |i| c.kind_count[i]))
+    aggregate_sum(&|s, _, c| kind_slot(s, name).and_then(|i| c.kind_count.get(i)).map_or(0, |&n| n))
 }
 
 /// Clears the aggregate.
