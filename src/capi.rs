@@ -648,7 +648,11 @@ pub unsafe extern "C" fn jitarena_aggregate_kind_bytes(kind_name: *const c_char)
     let Some(name) = (unsafe { name_arg(kind_name) }) else {
         return 0;
     };
-    aggregate_sum(&|s, _, c| kind_slot(s, name).and_then(|i| c.kind_bytes.get(i)).map_or(0, |&b| b))
+    aggregate_sum(&|s, _, c| {
+        kind_slot(s, name)
+            .and_then(|i| c.kind_bytes.get(i))
+            .map_or(0, |&b| b)
+    })
 }
 
 /// Allocations of one kind in the aggregate.
@@ -661,7 +665,11 @@ pub unsafe extern "C" fn jitarena_aggregate_kind_count(kind_name: *const c_char)
     let Some(name) = (unsafe { name_arg(kind_name) }) else {
         return 0;
     };
-    aggregate_sum(&|s, _, c| kind_slot(s, name).and_then(|i| c.kind_count.get(i)).map_or(0, |&n| n))
+    aggregate_sum(&|s, _, c| {
+        kind_slot(s, name)
+            .and_then(|i| c.kind_count.get(i))
+            .map_or(0, |&n| n)
+    })
 }
 
 /// Clears the aggregate.

@@ -163,12 +163,41 @@ fn open(path: &Path) -> Result<File, Error> {
 pub trait Put {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]);
+
+    /// Appends `value` as unsigned LEB128.
+    fn varint(&mut self, value: u64) {
+        let (b, n) = varint_bytes(value);
+        self.put(b.get(..n).unwrap_or(&b));
+    }
+
+    /// How many bytes were appended.
+    fn written(&self) -> usize;
+
+    /// The bytes appended from offset `start` on (empty if there are none).
+    fn written_since(&self, start: usize) -> &[u8];
 }
 
 impl Put for Vec<u8> {
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         self.extend_from_slice(bytes);
+    }
+
+    #[inline]
+    fn varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.push(value as u8 | 0x80);
+            value >>= 7;
+        }
+        self.push(value as u8);
+    }
+
+    fn written(&self) -> usize {
+        self.len()
+    }
+
+    fn written_since(&self, start: usize) -> &[u8] {
+        self.get(start..).unwrap_or_default()
     }
 }
 
@@ -257,6 +286,38 @@ impl Put for TryBuf {
         }
         self.grow_and_put(bytes);
     }
+
+    /// Byte by byte into the room when it has the longest varint's: no copy call.
+    #[inline]
+    fn varint(&mut self, mut value: u64) {
+        let len = self.bytes.len();
+        if self.bytes.capacity() - len < MAX_VARINT {
+            let (b, n) = varint_bytes(value);
+            return self.put(b.get(..n).unwrap_or(&b));
+        }
+        let mut n = 0;
+        // SAFETY: the `MAX_VARINT` bytes after `len` are allocated (checked above), and a
+        // varint of 64 bits takes at most that many; each is written before the length
+        // covers it.
+        unsafe {
+            let at = self.bytes.as_mut_ptr().add(len);
+            while value >= 0x80 && n < MAX_VARINT - 1 {
+                at.add(n).write(value as u8 | 0x80);
+                value >>= 7;
+                n += 1;
+            }
+            at.add(n).write(value as u8);
+            self.bytes.set_len(len + n + 1);
+        }
+    }
+
+    fn written(&self) -> usize {
+        self.bytes.len()
+    }
+
+    fn written_since(&self, start: usize) -> &[u8] {
+        self.bytes.get(start..).unwrap_or_default()
+    }
 }
 
 impl TryBuf {
@@ -293,8 +354,7 @@ fn varint_bytes(mut value: u64) -> ([u8; MAX_VARINT], usize) {
 /// Appends `value` as unsigned LEB128.
 #[inline]
 pub fn put_varint(buf: &mut (impl Put + ?Sized), value: u64) {
-    let (b, n) = varint_bytes(value);
-    buf.put(b.get(..n).unwrap_or(&b));
+    buf.varint(value);
 }
 
 /// Appends a signed value, zigzag-encoded.
@@ -310,25 +370,19 @@ pub fn put_str(buf: &mut (impl Put + ?Sized), s: &str) {
 
 /// Appends one frame (type, length, payload, checksum) to `out`.
 pub fn put_frame(out: &mut (impl Put + ?Sized), kind: u8, payload: &[u8]) {
-    let (len, n) = varint_bytes(payload.len() as u64);
-    let len = len.get(..n).unwrap_or(&len);
-    let mut crc = crc32fast::Hasher::new();
-    crc.update(&[kind]);
-    crc.update(len);
-    crc.update(payload);
-    put_frame_parts(out, kind, len, payload, crc.finalize());
+    let start = out.written();
+    out.put(&[kind]);
+    out.varint(payload.len() as u64);
+    out.put(payload);
+    let crc = crc32fast::hash(out.written_since(start));
+    out.put(&crc.to_le_bytes());
 }
 
 /// [`put_frame`] of a frame whose checksum `crc` is known: a frame read and checked before,
 /// of the same type and payload.
 pub(crate) fn put_frame_known(out: &mut (impl Put + ?Sized), kind: u8, payload: &[u8], crc: u32) {
-    let (len, n) = varint_bytes(payload.len() as u64);
-    put_frame_parts(out, kind, len.get(..n).unwrap_or(&len), payload, crc);
-}
-
-fn put_frame_parts(out: &mut (impl Put + ?Sized), kind: u8, len: &[u8], payload: &[u8], crc: u32) {
     out.put(&[kind]);
-    out.put(len);
+    out.varint(payload.len() as u64);
     out.put(payload);
     out.put(&crc.to_le_bytes());
 }

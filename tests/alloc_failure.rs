@@ -12,91 +12,8 @@ use ::jitarena::sys::{
     JITARENA_E_OUT_OF_MEMORY, JITARENA_E_SIZE_OVERFLOW,
 };
 
-thread_local! {
-    /// Whether this thread's allocations fail.
-    static FAILING: Cell<bool> = const { Cell::new(false) };
-    /// Allocations of this thread that succeed before [`FAILING`] is set (`usize::MAX`: no
-    /// limit): the injection of a failure at the `n`th allocation of a call.
-    static SUCCEED_FOR: Cell<usize> = const { Cell::new(usize::MAX) };
-    /// When the count of [`SUCCEED_FOR`] runs out, only that allocation fails.
-    static ONLY_ONE: Cell<bool> = const { Cell::new(false) };
-    /// Whether an allocation of this thread failed since the last look.
-    static FAILED: Cell<bool> = const { Cell::new(false) };
-    /// Bytes this thread's allocations hold (what it freed subtracted).
-    static LIVE: Cell<i64> = const { Cell::new(0) };
-}
-
-/// The system allocator, except that it returns NULL while [`FAILING`] is set.
-struct FailWhenAsked;
-
-fn failing() -> bool {
-    let fail = FAILING.try_with(Cell::get).unwrap_or(false)
-        || SUCCEED_FOR
-            .try_with(|left| match left.get() {
-                usize::MAX => false,
-                0 => {
-                    match ONLY_ONE.with(Cell::get) {
-                        true => left.set(usize::MAX),
-                        false => FAILING.with(|on| on.set(true)),
-                    }
-                    true
-                }
-                n => {
-                    left.set(n - 1);
-                    false
-                }
-            })
-            .unwrap_or(false);
-    if fail {
-        let _ = FAILED.try_with(|f| f.set(true));
-    }
-    fail
-}
-
-/// Counts `bytes` more (or fewer) held by this thread.
-fn held(bytes: i64) {
-    let _ = LIVE.try_with(|live| live.set(live.get() + bytes));
-}
-
-// SAFETY: every call is forwarded to `System` with its arguments, or answered with NULL,
-// which `GlobalAlloc` allows for any request.
-unsafe impl GlobalAlloc for FailWhenAsked {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if failing() {
-            return std::ptr::null_mut();
-        }
-        held(layout.size() as i64);
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if failing() {
-            return std::ptr::null_mut();
-        }
-        held(layout.size() as i64);
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if failing() {
-            return std::ptr::null_mut();
-        }
-        held(new_size as i64 - layout.size() as i64);
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        held(-(layout.size() as i64));
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: FailWhenAsked = FailWhenAsked;
+mod failing_alloc;
+use failing_alloc::*;
 
 extern "C" {
     fn jitarena_reset(arena: *mut jitarena);
@@ -108,35 +25,6 @@ extern "C" {
     fn jitarena_failure(arena: *const jitarena) -> i32;
     fn jitarena_last_error_message() -> *const c_char;
     fn jitarena_strerror(code: i32) -> *const c_char;
-}
-
-/// Runs `f` with every allocation of this thread failing.
-fn without_memory<T>(f: impl FnOnce() -> T) -> T {
-    FAILING.with(|on| on.set(true));
-    let out = f();
-    FAILING.with(|on| on.set(false));
-    FAILED.with(|f| f.set(false));
-    out
-}
-
-/// Runs `f` with the allocations of this thread failing from the `n`th on (0: the first);
-/// whether any failed.
-fn failing_from<T>(n: usize, f: impl FnOnce() -> T) -> (T, bool) {
-    injected(n, false, f)
-}
-
-/// Runs `f` with the `n`th allocation of this thread failing, and no other; whether it did.
-fn failing_once_at<T>(n: usize, f: impl FnOnce() -> T) -> (T, bool) {
-    injected(n, true, f)
-}
-
-fn injected<T>(n: usize, only_one: bool, f: impl FnOnce() -> T) -> (T, bool) {
-    ONLY_ONE.with(|one| one.set(only_one));
-    SUCCEED_FOR.with(|left| left.set(n));
-    let out = f();
-    FAILING.with(|on| on.set(false));
-    SUCCEED_FOR.with(|left| left.set(usize::MAX));
-    (out, FAILED.with(|f| f.replace(false)))
 }
 
 fn last_error() -> String {
@@ -667,7 +555,13 @@ fn opening_a_log_with_no_memory_left_fails_with_its_reason() {
             && message.contains("no-such-directory"),
         "{message}"
     );
-    let path = std::ffi::CString::new(dir.join("open_oom.jas").to_str().unwrap()).unwrap();
+    // A path of 384 bytes or more, which `std::fs` would copy to the heap with an allocation
+    // that aborts: the library copies it fallibly.
+    let long = dir.join("d".repeat(200)).join("e".repeat(200));
+    std::fs::create_dir_all(&long).unwrap();
+    let long = long.join("open_oom.jas");
+    assert!(long.as_os_str().len() >= 400);
+    let path = std::ffi::CString::new(long.to_str().unwrap()).unwrap();
     for n in 0.. {
         // SAFETY: a NUL-terminated path.
         let (rc, failed) = failing_from(n, || unsafe { jitarena_log_open(path.as_ptr()) });

@@ -1,0 +1,116 @@
+//! Trace recording when memory runs out: an event that cannot be recorded makes the method's
+//! trace refused with `JITARENA_E_OUT_OF_MEMORY` (never an abort, never a method written with
+//! events missing), and the next method records whole. Its own test binary: a trace is the
+//! process's, and every arena created while it is open records into it.
+
+mod failing_alloc;
+use failing_alloc::failing_once_at;
+
+use std::ffi::{c_char, c_void, CStr, CString};
+
+use ::jitarena::sys::{jitarena, jitarena_config, jitarena_method, JITARENA_E_OUT_OF_MEMORY};
+
+extern "C" {
+    fn jitarena_config_init(config: *mut jitarena_config);
+    fn jitarena_create(config: *const jitarena_config) -> *mut jitarena;
+    fn jitarena_destroy(arena: *mut jitarena);
+    fn jitarena_alloc_slow(arena: *mut jitarena, size: usize, kind: u32) -> *mut c_void;
+    fn jitarena_set_phase(arena: *mut jitarena, phase: u32);
+    fn jitarena_method_done(arena: *mut jitarena, method: *const jitarena_method) -> i32;
+    fn jitarena_trace_open(path: *const c_char) -> i32;
+    fn jitarena_trace_close() -> i32;
+    fn jitarena_last_error_message() -> *const c_char;
+}
+
+fn last_error() -> String {
+    // SAFETY: the library returns a NUL-terminated string, valid until the next failure.
+    unsafe { CStr::from_ptr(jitarena_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Fails the `n`th allocation of a method's 300 requests and phase switches, for each `n` in
+/// turn, on a fresh arena (whose list of events must grow): the method either ends with its
+/// trace written, every event in it, or is refused with `JITARENA_E_OUT_OF_MEMORY` and nothing
+/// of it in the trace.
+#[test]
+fn a_method_whose_events_cannot_all_be_recorded_is_refused_whole() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("trace_oom.jat");
+    let c_path = CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(
+        unsafe { jitarena_trace_open(c_path.as_ptr()) },
+        0,
+        "{}",
+        last_error()
+    );
+    let kinds = [c"A".as_ptr(), c"B".as_ptr()];
+    let phases = [c"P".as_ptr()];
+    let mut written = Vec::new(); // (context, events) of each method that reached the trace
+    let mut refused = 0;
+    for n in 0.. {
+        let mut c = std::mem::MaybeUninit::<jitarena_config>::uninit();
+        // SAFETY: `jitarena_config_init` writes the whole struct.
+        let mut c = unsafe {
+            jitarena_config_init(c.as_mut_ptr());
+            c.assume_init()
+        };
+        c.kind_names = kinds.as_ptr();
+        c.kind_count = 2;
+        c.phase_names = phases.as_ptr();
+        c.phase_count = 1;
+        // SAFETY: a valid config whose names outlive the call.
+        let arena = unsafe { jitarena_create(&c) };
+        assert!(!arena.is_null(), "{}", last_error());
+        let (served, failed) = failing_once_at(n, || {
+            let mut events = 0;
+            for i in 0..300u32 {
+                if i == 150 {
+                    // SAFETY: a live arena.
+                    unsafe { jitarena_set_phase(arena, 0) };
+                    events += 1;
+                }
+                // SAFETY: a live arena.
+                let p = unsafe { jitarena_alloc_slow(arena, 24, i % 2) };
+                events += usize::from(!p.is_null()); // a page that could not be had: no event
+            }
+            events
+        });
+        let method = jitarena_method {
+            struct_size: std::mem::size_of::<jitarena_method>(),
+            name: c"Ns.C:M()".as_ptr(),
+            context: n as i64,
+            tier: std::ptr::null(),
+        };
+        // SAFETY: a live arena and a method whose strings outlive the call.
+        let rc = unsafe { jitarena_method_done(arena, &method) };
+        match rc {
+            0 => written.push((n as i64, served)),
+            _ => {
+                assert_eq!(rc, JITARENA_E_OUT_OF_MEMORY as i32, "{}", last_error());
+                assert!(failed, "refused with memory: {}", last_error());
+                assert!(
+                    last_error().contains("trace is not written"),
+                    "{}",
+                    last_error()
+                );
+                refused += 1;
+            }
+        }
+        // SAFETY: a live arena of this test, not used again.
+        unsafe { jitarena_destroy(arena) };
+        if !failed {
+            break;
+        }
+    }
+    // SAFETY: no other test of this binary uses the trace.
+    assert_eq!(unsafe { jitarena_trace_close() }, 0, "{}", last_error());
+    assert!(refused >= 5, "only {refused} methods lost an event");
+    let mut reader = ::jitarena::trace::open(&path).unwrap();
+    let mut read = Vec::new();
+    while let Some(m) = reader.next_method().unwrap() {
+        read.push((m.info.context, m.events.len()));
+    }
+    assert_eq!(read, written);
+}
