@@ -34,10 +34,10 @@
  * When memory runs out, creating, using, resetting and destroying an arena, ending a method and
  * writing its stats-log record fail with JITARENA_E_OUT_OF_MEMORY, and what could not be done
  * is left undone whole: an arena, its record in the log and the aggregate are each updated
- * completely or not at all. Three cases still abort the process if memory is exhausted at
- * that very moment: the shared copy of a set of kind and phase names the library has not kept
- * before, the process's first jitarena_create and jitarena_method_done (which read
- * JITARENA_TRACE and JITARENA_LOG), and trace recording.
+ * completely or not at all; a method whose trace events could not all be recorded has its
+ * trace refused whole. The library's code holds no panic: built with the repository's release
+ * profile (panic = "abort"), a program linking it contains no Rust panic handler at all
+ * (tests/footprint.rs checks this).
  */
 #ifndef JITARENA_H
 #define JITARENA_H
