@@ -7,6 +7,13 @@
 use std::io;
 use std::path::Path;
 
+// Large files on 32-bit glibc: its `open`, `ftruncate` and `lseek` take a 32-bit offset there
+// (files stop at 2 GiB, as `EFBIG`), where the `64` variants, which `std::fs` uses, do not.
+#[cfg(all(unix, not(all(target_os = "linux", target_env = "gnu"))))]
+use libc::{ftruncate, lseek, off_t, open};
+#[cfg(all(unix, target_os = "linux", target_env = "gnu"))]
+use libc::{ftruncate64 as ftruncate, lseek64 as lseek, off64_t as off_t, open64 as open};
+
 /// A file opened for writing, closed on drop.
 #[cfg(unix)]
 pub(crate) struct OutFile {
@@ -34,7 +41,7 @@ impl OutFile {
             // SAFETY: `c_path` is a NUL-terminated string (no NUL before its end, checked
             // above) that lives across the call; the mode is passed as the variadic argument
             // `open` reads when `O_CREAT` is set.
-            let fd = unsafe { libc::open(c_path.as_ptr().cast(), flags, 0o666 as libc::c_uint) };
+            let fd = unsafe { open(c_path.as_ptr().cast(), flags, 0o666 as libc::c_uint) };
             if fd >= 0 {
                 return Ok(OutFile { fd });
             }
@@ -47,14 +54,13 @@ impl OutFile {
 
     /// Cuts the file to `len` bytes and moves its position there.
     pub(crate) fn truncate(&mut self, len: u64) -> io::Result<()> {
-        let len =
-            libc::off_t::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let len = off_t::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
         // SAFETY: `fd` is this file's open descriptor.
-        if unsafe { libc::ftruncate(self.fd, len) } != 0 {
+        if unsafe { ftruncate(self.fd, len) } != 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: as above.
-        if unsafe { libc::lseek(self.fd, len, libc::SEEK_SET) } < 0 {
+        if unsafe { lseek(self.fd, len, libc::SEEK_SET) } < 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(())
