@@ -397,7 +397,8 @@ uint32_t jitarena_phase_count_configured(const jitarena* arena);
  *
  * When no log was opened or closed with jitarena_log_open()/jitarena_log_close() before the
  * first call, the environment variable JITARENA_LOG names one ("%p" in it becomes the process
- * id, so that parallel workers write separate files).
+ * id, so that parallel workers write separate files). JITARENA_LOG and JITARENA_TRACE are read
+ * with getenv(): as for any getenv(), no other thread may change the environment meanwhile.
  */
 int jitarena_method_done(jitarena* arena, const jitarena_method* method);
 

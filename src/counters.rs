@@ -99,7 +99,7 @@ fn fnv(bytes: &[u8]) -> u64 {
 /// (a `HashSet`'s insert links a growth path that aborts).
 struct NameSet<'a> {
     names: &'a [String],
-    table: Vec<u32>,
+    table: Vec<usize>,
 }
 
 impl<'a> NameSet<'a> {
@@ -125,10 +125,10 @@ impl<'a> NameSet<'a> {
         // The table is never full (twice the names), so an empty entry ends every probe.
         while let Some(entry) = self.table.get_mut(at) {
             if *entry == 0 {
-                *entry = i as u32 + 1;
+                *entry = i + 1;
                 return true;
             }
-            if self.names.get(*entry as usize - 1) == Some(name) {
+            if self.names.get(*entry - 1) == Some(name) {
                 return false;
             }
             at = (at + 1) & mask;

@@ -70,8 +70,13 @@ impl OutFile {
 #[cfg(unix)]
 impl io::Write for OutFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        // At most `isize::MAX` bytes per call, as `std::fs::File` does.
-        let n = buf.len().min(isize::MAX as usize);
+        // At most `isize::MAX` bytes per call, as `std::fs::File` does (`INT_MAX - 1` on Apple
+        // systems, whose `write` refuses more).
+        let most = match cfg!(target_vendor = "apple") {
+            true => libc::c_int::MAX as usize - 1,
+            false => isize::MAX as usize,
+        };
+        let n = buf.len().min(most);
         // SAFETY: `buf` is readable for `n` bytes, and `fd` is this file's open descriptor.
         let written = unsafe { libc::write(self.fd, buf.as_ptr().cast(), n) };
         usize::try_from(written).map_err(|_| io::Error::last_os_error())

@@ -433,7 +433,6 @@ impl<W: Write> LogWriter<W> {
         c: &MethodCounts,
     ) -> io::Result<()> {
         self.records.refuse_torn()?;
-        self.scratch.refused = None;
         self.write_counts(schema, name, context, tier, c)
             .map_err(|e| match self.scratch.refused.take() {
                 Some(why) => io::Error::new(
@@ -457,6 +456,7 @@ impl<W: Write> LogWriter<W> {
         tier: Option<&str>,
         c: &MethodCounts,
     ) -> io::Result<()> {
+        self.scratch.refused = None;
         let name = name.unwrap_or("");
         // Room for the name as the next record's previous one, made before the write.
         self.prev.name.try_reserve(name.len()).map_err(no_memory)?;
@@ -485,6 +485,12 @@ impl<W: Write> LogWriter<W> {
             name.as_bytes(),
         );
         Ok(())
+    }
+
+    /// Why the last [`LogWriter::write_counts`] that failed with `InvalidInput` refused its
+    /// counts, if it did.
+    pub(crate) fn refusal(&self) -> Option<&'static str> {
+        self.scratch.refused
     }
 
     /// The record cut short that writes wait on, if any: the bytes of it that follow the last

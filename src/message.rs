@@ -158,10 +158,10 @@ impl Piece for Hex {
     }
 }
 
-/// A name in double quotes, escaped: printable ASCII stays as it is, but for `"` and `\\`;
-/// tab, newline, carriage return and NUL read `\\t`, `\\n`, `\\r`, `\\0`; every other
+/// A name in double quotes, escaped: printable ASCII stays as it is, but for `"` and `\`;
+/// tab, newline, carriage return and NUL read `\t`, `\n`, `\r`, `\0`; every other
 /// character (control, and anything outside ASCII: combining marks, bidi overrides, ...) reads
-/// `\\u{hex}`, as `{:?}` writes it. A name from a caller may hold anything, and `{:?}`'s own
+/// `\u{hex}`, as `{:?}` writes it. A name from a caller may hold anything, and `{:?}`'s own
 /// choice of what to escape takes Unicode tables whose lookups link a panic.
 #[derive(Debug, Clone, Copy)]
 pub struct Quoted<'a>(pub &'a str);
@@ -234,16 +234,17 @@ impl std::fmt::Write for Message {
 }
 
 impl Piece for &std::io::Error {
-    /// The error as its `Display` shows it (`No space left on device (os error 28)`). An error
-    /// of the operating system is written from `strerror_r` into a buffer on the stack (its
-    /// `Display` would allocate the text). An error with an error inside is that error's text;
-    /// any other, its kind's text (`out of memory`). Not `io::Error`'s own `Display`, whose code
+    /// An error of the operating system as its `Display` shows it (`No space left on device
+    /// (os error 28)`), from `strerror_r` into a buffer on the stack (its `Display` would
+    /// allocate the text). An error with an error inside is that error's text; any other, its
+    /// kind's text (`out of memory`), where `Display` would show a message of the standard
+    /// library's own (`failed to fill whole buffer` reads `unexpected end of file`). Not `io::Error`'s own `Display`, whose code
     /// (and its landing pads) would bring the standard library's panic machinery into a JIT.
     #[inline(never)]
     fn put(self, m: &mut Message) {
         use std::fmt::Write;
-        if let Some(code) = self.raw_os_error().filter(|_| cfg!(unix)) {
-            put_os_error(m, code);
+        if let Some(code) = self.raw_os_error() {
+            put_os_error(m, code, self);
         } else if let Some(inner) = self.get_ref() {
             let _ = write!(m, "{inner}");
         } else {
@@ -255,7 +256,7 @@ impl Piece for &std::io::Error {
 /// The text `strerror_r` gives for `code`, then ` (os error <code>)`: what `io::Error`'s
 /// `Display` shows for it, from a buffer on the stack.
 #[cfg(unix)]
-fn put_os_error(m: &mut Message, code: c_int) {
+fn put_os_error(m: &mut Message, code: c_int, _: &std::io::Error) {
     let mut buf = [0 as c_char; 256];
     // SAFETY: `buf` is writable for its length; the XSI `strerror_r` writes a
     // NUL-terminated text of at most that length (for a number it does not know, glibc's
@@ -275,9 +276,12 @@ fn put_os_error(m: &mut Message, code: c_int) {
     m.push(" (os error ").push(code).push(")");
 }
 
-/// Never called: an error of the operating system is written only on Unix.
+/// Elsewhere, as `Display` shows it.
 #[cfg(not(unix))]
-fn put_os_error(_: &mut Message, _: c_int) {}
+fn put_os_error(m: &mut Message, _: c_int, e: &std::io::Error) {
+    use std::fmt::Write;
+    let _ = write!(m, "{e}");
+}
 
 #[cfg(unix)]
 extern "C" {

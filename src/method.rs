@@ -1,6 +1,10 @@
 //! The end of a method: the process-wide aggregate, the stats log and the trace recorder that
 //! `jitarena_method_done` feeds. Each is process-wide state behind its own lock, taken once per
 //! method, never per allocation. A JIT that links its own copy of this library has its own.
+//!
+//! `JITARENA_LOG` and `JITARENA_TRACE` are read with the C library's `getenv` (`std::env`
+//! copies the value with an allocation that aborts when memory runs out): as for any `getenv`,
+//! no other thread may change the environment (`std::env::set_var`) at the same time.
 
 use crate::shared::Shared;
 use std::path::{Path, PathBuf};
@@ -228,6 +232,7 @@ fn append<W>(
     what: &str,
     torn: impl FnOnce(&W) -> Option<(u64, u64)>,
     write: impl FnOnce(&mut W) -> std::io::Result<()>,
+    why: impl FnOnce(&W) -> Option<&'static str>,
     remove_torn: impl FnOnce(&mut W) -> std::io::Result<()>,
 ) -> Result<(), Error> {
     if sink.inherited() {
@@ -255,7 +260,10 @@ fn append<W>(
         .push(what)
         .push(": ");
     match (&failed, refused) {
-        (Some(e), _) => m.push(e),
+        (Some(e), _) => match why(&sink.writer) {
+            Some(why) => m.push("the record cannot be written: ").push(why),
+            None => m.push(e),
+        },
         (None, Some((torn, good))) => m
             .push("an earlier record was cut short (")
             .push(torn)
@@ -472,6 +480,7 @@ fn append_log(
         "stats log",
         LogWriter::torn,
         |w| w.write_counts(schema, m.name, m.context, m.tier, counts),
+        LogWriter::refusal,
         |w| w.remove_torn(truncate_file),
     )
 }
@@ -482,18 +491,19 @@ fn append_trace(
     events: &mut Vec<crate::sys::jitarena_event>,
     short: bool,
 ) -> Result<(), Error> {
-    if short {
-        events.clear();
-        let why = "no memory to record every event of this method: its trace is not written";
-        return Err(out_of_memory(why));
-    }
     let mut out = lock(&TRACE);
     let result = match out.open.as_mut() {
+        // Only when the method would be written: no trace open, or a parent's, says so.
+        Some(sink) if short && !sink.inherited() => {
+            let why = "no memory to record every event of this method: its trace is not written";
+            Err(out_of_memory(why))
+        }
         Some(sink) => append(
             sink,
             "trace",
             TraceWriter::torn,
             |w| w.write_events(schema, m.name, m.context, m.tier, events),
+            |_| None,
             |w| w.remove_torn(truncate_file),
         ),
         None => Ok(()),

@@ -200,7 +200,8 @@ pub(crate) fn encode(
     let room = &mut scratch.room;
     if room.len() < most {
         room.try_reserve(most - room.len()).map_err(no_memory)?;
-        while crate::fallible::push_within(room, 0).is_ok() {} // within the room reserved
+        while room.len() < most && crate::fallible::push_within(room, 0).is_ok() {}
+        // reserved
     }
     let mut out = Out {
         buf: room,
@@ -398,7 +399,7 @@ fn put_by_phase(
     let mismatch = "its kinds by phase do not add up to its kinds' and phases' bytes";
     per_kind.clear();
     per_kind.try_reserve(c.kinds.len()).map_err(no_memory)?;
-    while crate::fallible::push_within(per_kind, 0).is_ok() {} // within the room reserved
+    while per_kind.len() < c.kinds.len() && crate::fallible::push_within(per_kind, 0).is_ok() {}
     let bitmap = c.kinds.len().div_ceil(8);
     let mut entries = c.phase_kind_bytes.iter().peekable();
     for &(phase, phase_bytes) in &c.phases {

@@ -29,6 +29,24 @@ fn last_error() -> String {
         .into_owned()
 }
 
+/// An arena of `kinds` and `phases` (the arrays outlive it), with memory.
+fn new_arena(kinds: &[*const c_char], phases: &[*const c_char]) -> *mut jitarena {
+    let mut c = std::mem::MaybeUninit::<jitarena_config>::uninit();
+    // SAFETY: `jitarena_config_init` writes the whole struct.
+    let mut c = unsafe {
+        jitarena_config_init(c.as_mut_ptr());
+        c.assume_init()
+    };
+    c.kind_names = kinds.as_ptr();
+    c.kind_count = kinds.len() as u32;
+    c.phase_names = phases.as_ptr();
+    c.phase_count = phases.len() as u32;
+    // SAFETY: a valid config whose names outlive the call.
+    let arena = unsafe { jitarena_create(&c) };
+    assert!(!arena.is_null(), "{}", last_error());
+    arena
+}
+
 /// Fails the `n`th allocation of a method's 300 requests and phase switches, for each `n` in
 /// turn, on a fresh arena (whose list of events must grow): the method either ends with its
 /// trace written, every event in it, or is refused with `JITARENA_E_OUT_OF_MEMORY` and nothing
@@ -50,19 +68,7 @@ fn a_method_whose_events_cannot_all_be_recorded_is_refused_whole() {
     let mut written = Vec::new(); // (context, events) of each method that reached the trace
     let mut refused = 0;
     for n in 0.. {
-        let mut c = std::mem::MaybeUninit::<jitarena_config>::uninit();
-        // SAFETY: `jitarena_config_init` writes the whole struct.
-        let mut c = unsafe {
-            jitarena_config_init(c.as_mut_ptr());
-            c.assume_init()
-        };
-        c.kind_names = kinds.as_ptr();
-        c.kind_count = 2;
-        c.phase_names = phases.as_ptr();
-        c.phase_count = 1;
-        // SAFETY: a valid config whose names outlive the call.
-        let arena = unsafe { jitarena_create(&c) };
-        assert!(!arena.is_null(), "{}", last_error());
+        let arena = new_arena(&kinds, &phases);
         let (served, failed) = failing_once_at(n, || {
             let mut events = 0;
             for i in 0..300u32 {
@@ -104,8 +110,38 @@ fn a_method_whose_events_cannot_all_be_recorded_is_refused_whole() {
             break;
         }
     }
+    // Arenas made while the trace is open, whose methods lose an event after it closed (the
+    // `n`th allocation failing: a page, or the list of events growing): nothing would be
+    // written, so nothing is refused.
+    let late: Vec<_> = (0..16).map(|_| new_arena(&kinds, &phases)).collect();
     // SAFETY: no other test of this binary uses the trace.
     assert_eq!(unsafe { jitarena_trace_close() }, 0, "{}", last_error());
+    for (n, &arena) in late.iter().enumerate() {
+        let ((), failed) = failing_once_at(n, || {
+            for _ in 0..20 {
+                // SAFETY: a live arena.
+                unsafe { jitarena_alloc_slow(arena, 24, 0) };
+            }
+        });
+        let method = jitarena_method {
+            struct_size: std::mem::size_of::<jitarena_method>(),
+            name: c"Ns.C:Late()".as_ptr(),
+            context: n as i64,
+            tier: std::ptr::null(),
+        };
+        // SAFETY: a live arena and a method whose strings outlive the call.
+        let rc = unsafe { jitarena_method_done(arena, &method) };
+        assert_eq!(rc, 0, "{n}: {}", last_error());
+        // SAFETY: a live arena of this test, not used again.
+        unsafe { jitarena_destroy(arena) };
+        if !failed {
+            assert!(
+                n >= 3,
+                "only {n} allocations: the list of events did not grow"
+            );
+            break;
+        }
+    }
     assert!(refused >= 5, "only {refused} methods lost an event");
     let mut reader = ::jitarena::trace::open(&path).unwrap();
     let mut read = Vec::new();
