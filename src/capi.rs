@@ -121,7 +121,7 @@ pub extern "C" fn jitarena_strerror(code: c_int) -> *const c_char {
         None if code == 0 => c"success",
         None => c"unknown jitarena error code",
         Some(ErrorCode::Null) => c"a required pointer argument was NULL",
-        Some(ErrorCode::OutOfMemory) => c"out of memory: the page allocator returned no memory",
+        Some(ErrorCode::OutOfMemory) => c"out of memory",
         Some(ErrorCode::SizeOverflow) => c"requested size too large to represent",
         Some(ErrorCode::Limit) => c"the arena's memory limit would be exceeded",
         Some(ErrorCode::Config) => c"invalid arena configuration",

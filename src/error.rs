@@ -11,7 +11,8 @@ use std::fmt;
 pub enum ErrorCode {
     /// A required pointer argument was NULL.
     Null = 1,
-    /// The page allocator returned no memory.
+    /// The page allocator returned no memory, or the library's own bookkeeping could not be
+    /// allocated.
     OutOfMemory = 2,
     /// The requested size cannot be represented.
     SizeOverflow = 3,
@@ -47,7 +48,7 @@ impl ErrorCode {
     pub fn text(self) -> &'static str {
         match self {
             ErrorCode::Null => "a required pointer argument was NULL",
-            ErrorCode::OutOfMemory => "out of memory: the page allocator returned no memory",
+            ErrorCode::OutOfMemory => "out of memory",
             ErrorCode::SizeOverflow => "requested size too large to represent",
             ErrorCode::Limit => "the arena's memory limit would be exceeded",
             ErrorCode::Config => "invalid arena configuration",

@@ -18,12 +18,16 @@ use libc::{ftruncate64 as ftruncate, lseek64 as lseek, off64_t as off_t, open64 
 #[cfg(unix)]
 pub(crate) struct OutFile {
     fd: libc::c_int,
+    /// Whether the file is still to be emptied, at the first write: a writer that cannot be
+    /// set up (out of memory) leaves a file it was to replace as it was.
+    to_empty: bool,
 }
 
 #[cfg(unix)]
 impl OutFile {
-    /// Creates `path` (mode 0666 less the umask) or truncates it, for writing. Fails with
-    /// `OutOfMemory` when the path cannot be copied, and `InvalidInput` when it holds a NUL.
+    /// Creates `path` (mode 0666 less the umask) for writing, or opens it to be emptied at the
+    /// first write. Fails with `OutOfMemory` when the path cannot be copied, and
+    /// `InvalidInput` when it holds a NUL.
     pub(crate) fn create(path: &Path) -> io::Result<OutFile> {
         use std::os::unix::ffi::OsStrExt;
         let bytes = path.as_os_str().as_bytes();
@@ -36,14 +40,14 @@ impl OutFile {
             .map_err(crate::format::no_memory)?;
         let _ = crate::fallible::extend_within(&mut c_path, bytes); // within the room
         let _ = crate::fallible::push_within(&mut c_path, 0);
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC;
         loop {
             // SAFETY: `c_path` is a NUL-terminated string (no NUL before its end, checked
             // above) that lives across the call; the mode is passed as the variadic argument
             // `open` reads when `O_CREAT` is set.
             let fd = unsafe { open(c_path.as_ptr().cast(), flags, 0o666 as libc::c_uint) };
             if fd >= 0 {
-                return Ok(OutFile { fd });
+                return Ok(OutFile { fd, to_empty: true });
             }
             let e = io::Error::last_os_error();
             if e.kind() != io::ErrorKind::Interrupted {
@@ -63,6 +67,7 @@ impl OutFile {
         if unsafe { lseek(self.fd, len, libc::SEEK_SET) } < 0 {
             return Err(io::Error::last_os_error());
         }
+        self.to_empty = false;
         Ok(())
     }
 }
@@ -70,6 +75,9 @@ impl OutFile {
 #[cfg(unix)]
 impl io::Write for OutFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.to_empty {
+            self.truncate(0)?;
+        }
         // At most `isize::MAX` bytes per call, as `std::fs::File` does (`INT_MAX - 1` on Apple
         // systems, whose `write` refuses more).
         let most = match cfg!(target_vendor = "apple") {

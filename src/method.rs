@@ -162,10 +162,9 @@ fn open_into<W>(
 ) -> Result<(), Error> {
     out.env_consulted = true;
     out.open_failed = None;
-    if out.open.as_ref().is_some_and(Sink::inherited) {
-        out.open = None; // the parent's file: this process only lets go of its descriptor
-    }
-    if let Some(sink) = &out.open {
+    // A parent's file is let go of (this process only closes its descriptor) once the new one
+    // is open, so that a failure leaves the output as it was.
+    if let Some(sink) = out.open.as_ref().filter(|sink| !sink.inherited()) {
         return Err(Error::new(
             ErrorCode::State,
             message!(
@@ -455,16 +454,15 @@ fn append_log(
         }
     }
     if let Some(sink) = out.open.as_ref().filter(|s| s.inherited()) {
-        // A log named per process (`%p`) gets a file of this forked child's own.
+        // A log named per process (`%p`) gets a file of this forked child's own. When memory
+        // runs out, the parent's sink stays, and the next record tries again.
         if find_pid_marker(&sink.pattern).is_some() {
-            // Taken, not copied: the parent's sink is let go of when the child's opens.
-            let pattern = out
-                .open
-                .as_mut()
-                .map(|sink| std::mem::take(&mut sink.pattern))
-                .unwrap_or_default();
-            if let Err(e) = open_into(&mut out, &pattern, "stats log", LogWriter::new) {
-                out.open_failed = Some(e);
+            let no_memory = || out_of_memory("no memory for the name of this process's log");
+            let pattern = fallible::string(&sink.pattern).ok_or_else(no_memory)?;
+            match open_into(&mut out, &pattern, "stats log", LogWriter::new) {
+                Ok(()) => {}
+                Err(e) if e.code == ErrorCode::OutOfMemory => return Err(e),
+                Err(e) => out.open_failed = Some(e),
             }
         }
     }

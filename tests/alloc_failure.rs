@@ -562,17 +562,102 @@ fn opening_a_log_with_no_memory_left_fails_with_its_reason() {
     let long = long.join("open_oom.jas");
     assert!(long.as_os_str().len() >= 400);
     let path = std::ffi::CString::new(long.to_str().unwrap()).unwrap();
+    // A log already there (an earlier run's) stays as it was when the new one cannot be set up.
+    std::fs::write(&long, b"an earlier run's log").unwrap();
+    let mut kept = 0;
     for n in 0.. {
+        let before = std::fs::read(&long).unwrap();
         // SAFETY: a NUL-terminated path.
         let (rc, failed) = failing_from(n, || unsafe { jitarena_log_open(path.as_ptr()) });
         if rc == 0 {
             assert_eq!(unsafe { jitarena_log_close() }, 0, "{}", last_error());
+            assert_ne!(std::fs::read(&long).unwrap(), b"an earlier run's log");
             if !failed {
                 break;
             }
         } else {
             assert!(failed, "refused with memory: {}", last_error());
             assert_eq!(rc, JITARENA_E_OUT_OF_MEMORY as i32, "{}", last_error());
+            assert_eq!(
+                std::fs::read(&long).unwrap(),
+                before,
+                "a failed open emptied the file"
+            );
+            kept += usize::from(before == b"an earlier run's log");
         }
     }
+    assert!(kept >= 3, "only {kept} failures before the first open");
+}
+
+/// A forked child of a process whose log is named per process (`%p`) opens a log of its own
+/// at its first record; when memory runs out there, the record fails with
+/// `JITARENA_E_OUT_OF_MEMORY` and the next one tries again, until the child's log is open.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_forked_childs_own_log_opens_once_memory_is_back() {
+    extern "C" {
+        fn fork() -> i32;
+        fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+        fn _exit(code: i32) -> !;
+    }
+    let _turn = LOG_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fork-oom");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    open_log(&dir.join("log-%p.jas"));
+    let kinds = [c"A".as_ptr()];
+    let arena = arena_of(&kinds);
+    let method = jitarena_method {
+        struct_size: std::mem::size_of::<jitarena_method>(),
+        name: c"Ns.C:M()".as_ptr(),
+        context: 0,
+        tier: std::ptr::null(),
+    };
+    // SAFETY: a live arena, and a method whose strings outlive the call.
+    assert_eq!(
+        unsafe { jitarena_method_done(arena, &method) },
+        0,
+        "{}",
+        last_error()
+    );
+    // SAFETY: the child only ends methods on its copy of the arena (allocations of its one
+    // thread, whose failures the test's allocator injects) and exits at once.
+    let pid = unsafe { fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = (|| {
+            for n in 0..1000 {
+                // SAFETY: the child's copy of a live arena.
+                unsafe { jitarena_alloc_slow(arena, 64, 0) };
+                // SAFETY: as above.
+                let (rc, failed) =
+                    failing_once_at(n, || unsafe { jitarena_method_done(arena, &method) });
+                // SAFETY: as above.
+                unsafe { jitarena_reset(arena) };
+
+                match (rc, failed) {
+                    (0, false) => return if n >= 3 { 0 } else { 5 },
+                    (0, true) => {}
+                    (rc, true) if rc == JITARENA_E_OUT_OF_MEMORY as i32 => {}
+                    _ => return 2, // refused with memory: the failure stuck
+                }
+            }
+            3
+        })();
+        // SAFETY: ends the child at once, without the test harness.
+        unsafe { _exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: our child; `status` is writable.
+    assert_eq!(unsafe { waitpid(pid, &mut status, 0) }, pid);
+    assert_eq!(
+        status, 0,
+        "the child's log never opened (wait status {status:#x})"
+    );
+    let child_log = dir.join(format!("log-{pid}.jas"));
+    let (records, _) = ::jitarena::log::read_all(&child_log).unwrap();
+    assert!(!records.is_empty(), "no record in {}", child_log.display());
+    // SAFETY: a live arena of this test, not used again; the log is this test's.
+    unsafe { jitarena_destroy(arena) };
+    assert_eq!(unsafe { jitarena_log_close() }, 0, "{}", last_error());
 }
