@@ -31,11 +31,12 @@
  * Errors: no function aborts or unwinds into the caller. A function that fails returns NULL
  * or a non-zero jitarena_error code; jitarena_strerror() names a code, and
  * jitarena_last_error_message() gives this thread's last failure in detail (with file names).
- * When memory runs out, creating, using, resetting and destroying an arena, ending a method and
- * writing its stats-log record fail with JITARENA_E_OUT_OF_MEMORY, and what could not be done
+ * When memory runs out, creating, using, resetting and destroying an arena, ending a method,
+ * writing its stats-log record and opening a log or trace fail with JITARENA_E_OUT_OF_MEMORY
+ * (a file a log was to replace is then left as it was), and what could not be done
  * is left undone whole: an arena, its record in the log and the aggregate are each updated
  * completely or not at all; a method whose trace events could not all be recorded has its
- * trace refused whole. The library's code holds no panic: built with the repository's release
+ * trace refused whole. The code a JIT links holds no panic: built with the repository's release
  * profile (panic = "abort"), a program linking it contains no Rust panic handler at all
  * (tests/footprint.rs checks this).
  */

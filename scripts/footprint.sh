@@ -4,7 +4,9 @@
 # C program (tests/c/empty.c), as `size` counts text; then the sections and the symbols by the
 # crate they come from. Exit 1 over the budget held by tests/footprint.rs (BUDGET).
 #
-#   scripts/footprint.sh        # CARGO_TARGET_DIR is honoured; CC picks the C compiler
+#   scripts/footprint.sh              # CARGO_TARGET_DIR is honoured; CC picks the C compiler
+#   scripts/footprint.sh --per-entry  # also: each entry point alone, and whether it links
+#                                     # Rust's panic handler (which entry brought it back)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}
@@ -39,4 +41,15 @@ nm -C --size-sort -S -t d "$out/every_entry" | awk '$3 ~ /^[tTwW]$/' | awk '
   }
   END { for (o in sum) printf "%d\t%s\n", sum[o], o }' | sort -nr |
   awk -F'\t' '{ printf "  %-30s %8d\n", $2, $1; total += $1 } END { printf "  %-30s %8d\n", "total", total }'
+if [ "${1:-}" = --per-entry ]; then
+  echo
+  echo "each entry point alone (a program that takes its address), text added and panic handler:"
+  for entry in $(nm "$out/every_entry" | awk '$2 == "T" && $3 ~ /^jitarena_/ { print $3 }'); do
+    printf 'extern void %s(void);\nint main(void) { void (*volatile f)(void) = %s; return f != 0; }\n' \
+      "$entry" "$entry" > "$out/one.c"
+    $cc "${flags[@]}" "$out/one.c" "$target/release/libjitarena.a" -lpthread -ldl -lm -lrt -o "$out/one"
+    handler=$(nm "$out/one" | grep -q rust_begin_unwind && echo "PANIC HANDLER" || echo "-")
+    printf '  %-36s %8d  %s\n' "$entry" $(( $(text "$out/one") - $(text "$out/empty") )) "$handler"
+  done
+fi
 [ "$added" -le "$budget" ] || { echo "footprint.sh: over the budget" >&2; exit 1; }

@@ -1,5 +1,6 @@
-//! The C ABI declared in `include/jitarena.h`. Every function catches panics and turns them
-//! into failure codes, checks its pointers, and never unwinds into the caller.
+//! The C ABI declared in `include/jitarena.h`. Every function checks its pointers, turns
+//! failures into codes, and never unwinds into the caller: the code it reaches holds no panic
+//! (`tests/footprint.rs`), and a build that unwinds anyway catches one at the boundary.
 
 use std::borrow::Cow;
 use std::ffi::{c_char, c_int, CStr};
@@ -310,7 +311,7 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
         page_size: c.page_size,
         limit_bytes: c.limit_bytes,
         pager,
-        trace: crate::method::trace_recording(),
+        trace: crate::method::trace_recording()?,
         kinds_by_phase: c.kinds_by_phase != 0,
     })
 }

@@ -1,12 +1,12 @@
 //! What an arena counts: the names of its kinds and phases (the schema) and the counters of one
 //! method (or of many, summed).
 
-use crate::shared::Shared;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::error::{Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
 use crate::message::{message, Quoted};
+use crate::shared::Shared;
 use crate::sys::{JITARENA_MAX_KINDS, JITARENA_MAX_PHASES};
 
 /// Longest kind or phase name, in bytes.
@@ -255,8 +255,7 @@ mod tests {
         let hashes: std::collections::HashSet<u64> =
             names.iter().map(|n| fnv(n.as_bytes())).collect();
         assert!(hashes.len() > 1000, "FNV-1a spreads the names");
-        // Names that collide in the table's low bits are still told apart, and only repeats
-        // are refused (a table of 2 entries for one name, of 4 for two).
+        // Only repeats are refused, in the smallest tables (2 entries for one name, 4 for two).
         for list in [
             vec!["A"],
             vec!["A", "B"],
@@ -271,5 +270,27 @@ mod tests {
                 "{list:?}"
             );
         }
+        // Names whose hashes meet in the table (4 entries for two names, 8 for three): the
+        // second probes past the first and is told apart from it, and its repeat, past both,
+        // is found.
+        let names: Vec<String> = (0..64).map(|i| format!("K{i}")).collect();
+        let meeting = |mask: u64| {
+            let slot = |n: &String| fnv(n.as_bytes()) & mask;
+            names
+                .iter()
+                .enumerate()
+                .find_map(|(i, a)| {
+                    names[..i]
+                        .iter()
+                        .find(|b| slot(b) == slot(a))
+                        .map(|b| (a, b))
+                })
+                .expect("two of 64 names share a slot")
+        };
+        let (a, b) = meeting(3);
+        assert!(check_names("kind", &[a.clone(), b.clone()], 255).is_ok());
+        let (a, b) = meeting(7);
+        assert!(check_names("kind", &[a.clone(), b.clone()], 255).is_ok());
+        assert!(check_names("kind", &[a.clone(), b.clone(), b.clone()], 255).is_err());
     }
 }

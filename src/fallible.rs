@@ -40,10 +40,26 @@ pub(crate) fn boxed_or_back<T>(value: T) -> Result<Box<T>, T> {
 pub(crate) fn filled<T: Clone>(value: T, n: usize) -> Option<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).ok()?;
-    for _ in 0..n {
-        push_within(&mut v, value.clone()).ok()?;
-    }
+    resize_within(&mut v, n, value);
     Some(v)
+}
+
+/// `v.resize(n, value)` within the capacity `v` has: it grows to at most its capacity (the
+/// caller reserved the room), never allocating, so it links no growth path.
+pub(crate) fn resize_within<T: Clone>(v: &mut Vec<T>, n: usize, value: T) {
+    let len = v.len();
+    if n <= len {
+        v.truncate(n);
+        return;
+    }
+    let spare = v.spare_capacity_mut();
+    let add = spare.len().min(n - len);
+    for slot in spare.iter_mut().take(add) {
+        slot.write(value.clone());
+    }
+    // SAFETY: the `add` slots after `len` were just written (`add` is at most the spare
+    // capacity).
+    unsafe { v.set_len(len + add) };
 }
 
 /// `s.to_owned()`, or `None` when the memory cannot be had.
@@ -88,8 +104,9 @@ pub(crate) fn extend_within(v: &mut Vec<u8>, bytes: &[u8]) -> bool {
     if v.capacity() - len < bytes.len() {
         return false;
     }
-    // SAFETY: the `bytes.len()` bytes after `len` are allocated (checked above) and unused, and
-    // cannot overlap `bytes`, which `v` is not borrowed for; once copied they are initialized.
+    // SAFETY: the `bytes.len()` bytes after `len` are allocated (checked above) and unused;
+    // `bytes` cannot alias them, since `v` is borrowed mutably here; once copied they are
+    // initialized.
     unsafe {
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr().add(len), bytes.len());
         v.set_len(len + bytes.len());

@@ -2,7 +2,9 @@
 //! the C library's `open`, `write`, `ftruncate` and `lseek` rather than `std::fs`: `std::fs`
 //! copies a long path to the heap with an allocation that aborts when memory runs out, and its
 //! code links the standard library's panic machinery into every JIT (BENCHMARKS.md, section
-//! 7). Other platforms use `std::fs`.
+//! 7). Other platforms use `std::fs`, whose `File::create` empties an existing file at once
+//! (on Unix, a file is emptied at its first write, so that a writer that cannot be set up
+//! leaves it as it was).
 
 use std::io;
 use std::path::Path;
@@ -140,14 +142,15 @@ impl io::Write for OutFile {
 #[cfg(unix)]
 pub(crate) fn env_var(name: &std::ffi::CStr) -> Result<Option<String>, ()> {
     // SAFETY: `name` is NUL-terminated; what `getenv` returns is NULL or a NUL-terminated
-    // string of the environment, read here before this thread changes the environment.
+    // string of the environment, which stays valid while no other thread changes the
+    // environment (this function's contract, as `getenv`'s).
     let value = unsafe { libc::getenv(name.as_ptr()) };
     if value.is_null() {
         return Ok(None);
     }
-    // SAFETY: as above: a NUL-terminated string, which outlives this borrow, whose length
-    // `strlen` finds (`CStr::to_str` would do the same, with a slice index that can panic).
-    let value = unsafe { std::slice::from_raw_parts(value.cast::<u8>(), libc::strlen(value)) };
+    // SAFETY: as above: a NUL-terminated string, read before this function returns.
+    // (`to_bytes`, then `from_utf8`: `CStr::to_str` links a panic.)
+    let value = unsafe { std::ffi::CStr::from_ptr(value) }.to_bytes();
     match std::str::from_utf8(value) {
         Ok(text) => crate::fallible::string(text).map(Some).ok_or(()),
         Err(_) => Ok(None),

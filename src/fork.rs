@@ -1,8 +1,8 @@
 //! `fork` in a process that uses the library: fork handlers hold every lock of the
 //! process-wide state (schema cache, aggregate, stats log, trace, the shards of the registry of
-//! live arenas) across the fork, so that
-//! the child never inherits a lock held by a thread that does not exist in it, and they count
-//! forks, so that a child knows that the open log and trace belong to its parent. A child
+//! live arenas) across the fork, so that the child never inherits a lock held by a thread that
+//! does not exist in it, and they count forks, so that a child knows that the open log and
+//! trace belong to its parent. A child
 //! never writes to them: a log named with `%p` continues in a file of the child's own, and
 //! otherwise the child's records get `JITARENA_E_STATE` until it opens a log; see
 //! `jitarena_method_done` in the header.
@@ -55,15 +55,10 @@ pub(crate) fn install_handlers() {
 
 #[cfg(all(unix, not(miri)))]
 fn register() {
-    type Handler = Option<unsafe extern "C" fn()>;
-    extern "C" {
-        fn pthread_atfork(prepare: Handler, parent: Handler, child: Handler) -> std::ffi::c_int;
-    }
-    // SAFETY: `pthread_atfork` is POSIX, declared here with its C signature (three nullable
-    // function pointers taking and returning nothing, an int result); the handlers are
-    // functions of this library, which stay valid while they are registered (glibc removes a
-    // shared object's handlers when it is unloaded; musl never unloads one).
-    let rc = unsafe { pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+    // SAFETY: the handlers are functions of this library taking and returning nothing, which
+    // stay valid while they are registered (glibc removes a shared object's handlers when it
+    // is unloaded; musl never unloads one).
+    let rc = unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
     if rc != 0 {
         // ENOMEM: forks stay as unprotected as without the handlers; allow a later retry.
         INSTALLED.store(false, Ordering::Release);

@@ -159,7 +159,8 @@ fn open(path: &Path) -> Result<File, Error> {
 }
 
 /// Where the encoders below append: a `Vec<u8>`, which grows as `Vec` does (the tools and
-/// tests), or a [`TryBuf`], which grows only while memory can be had (the writers a JIT runs).
+/// tests), or the library's own buffer that grows only while memory can be had (the writers a
+/// JIT runs).
 pub trait Put {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]);
@@ -206,7 +207,7 @@ impl Put for Vec<u8> {
 /// ([`TryBuf::check`]), where a `Vec` would abort the process. It never links the code that
 /// grows a `Vec` infallibly.
 #[derive(Default)]
-pub struct TryBuf {
+pub(crate) struct TryBuf {
     bytes: Vec<u8>,
     /// Whether some bytes could not be appended for lack of memory.
     short: bool,
@@ -239,11 +240,6 @@ impl TryBuf {
     /// How many bytes were appended.
     pub fn len(&self) -> usize {
         self.bytes.len()
-    }
-
-    /// Whether no byte was appended.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
     }
 
     /// Appends `n` zero bytes.

@@ -1,7 +1,6 @@
 //! The stats log: one checksummed record of counters per compiled method, preceded by the
 //! schema (kind and phase names) and tier names it refers to. Layout: `docs/formats.md`.
 
-use crate::shared::Shared;
 use std::cell::Cell;
 use std::io::{self, Write};
 use std::path::Path;
@@ -14,6 +13,7 @@ use crate::format::{
     Payload, TryBuf, FRAME_MOST, MAX_VARINT,
 };
 use crate::record;
+use crate::shared::Shared;
 
 mod copy;
 mod visit;
@@ -395,6 +395,9 @@ fn write_counted(out: &mut impl Write, mut bytes: &[u8]) -> Result<(), (io::Erro
     Ok(())
 }
 
+/// What a refused record's reason follows ([`LogWriter::refusal`]).
+pub(crate) const REFUSED: &str = "the record cannot be written: ";
+
 /// Writes a stats log to any output, one `write_all` per record (so that a record reaches the
 /// operating system whole, and a crash loses at most the one being written).
 ///
@@ -435,10 +438,7 @@ impl<W: Write> LogWriter<W> {
         self.records.refuse_torn()?;
         self.write_counts(schema, name, context, tier, c)
             .map_err(|e| match self.scratch.refused.take() {
-                Some(why) => io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("the record cannot be written: {why}"),
-                ),
+                Some(why) => io::Error::new(io::ErrorKind::InvalidInput, format!("{REFUSED}{why}")),
                 None => e,
             })
     }

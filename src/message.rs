@@ -187,7 +187,7 @@ impl Piece for Quoted<'_> {
     }
 }
 
-/// `\\u{hex}` of `c`, lowercase hex without leading zeros, as `char::escape_unicode` writes it.
+/// `\u{hex}` of `c`, lowercase hex without leading zeros, as `char::escape_unicode` writes it.
 fn put_unicode_escape(m: &mut Message, c: char) {
     let mut text = *b"\\u{000000}";
     let v = u32::from(c);
@@ -238,8 +238,9 @@ impl Piece for &std::io::Error {
     /// (os error 28)`), from `strerror_r` into a buffer on the stack (its `Display` would
     /// allocate the text). An error with an error inside is that error's text; any other, its
     /// kind's text (`out of memory`), where `Display` would show a message of the standard
-    /// library's own (`failed to fill whole buffer` reads `unexpected end of file`). Not `io::Error`'s own `Display`, whose code
-    /// (and its landing pads) would bring the standard library's panic machinery into a JIT.
+    /// library's own (`failed to fill whole buffer` reads `unexpected end of file`). Not
+    /// `io::Error`'s own `Display`, whose code (and its landing pads) would bring the standard
+    /// library's panic machinery into a JIT.
     #[inline(never)]
     fn put(self, m: &mut Message) {
         use std::fmt::Write;
@@ -261,7 +262,7 @@ fn put_os_error(m: &mut Message, code: c_int, _: &std::io::Error) {
     // SAFETY: `buf` is writable for its length; the XSI `strerror_r` writes a
     // NUL-terminated text of at most that length (for a number it does not know, glibc's
     // "Unknown error N", with a failure returned that `io::Error` ignores too).
-    unsafe { strerror_r(code, buf.as_mut_ptr(), buf.len()) };
+    unsafe { libc::strerror_r(code, buf.as_mut_ptr(), buf.len()) };
     if let Some(last) = buf.last_mut() {
         *last = 0; // terminated even if cut short, or left untouched
     }
@@ -281,17 +282,6 @@ fn put_os_error(m: &mut Message, code: c_int, _: &std::io::Error) {
 fn put_os_error(m: &mut Message, _: c_int, e: &std::io::Error) {
     use std::fmt::Write;
     let _ = write!(m, "{e}");
-}
-
-#[cfg(unix)]
-extern "C" {
-    /// The XSI `strerror_r`, under the name the C libraries that also have a GNU one give it
-    /// (the condition the standard library uses).
-    #[cfg_attr(
-        any(target_os = "linux", target_os = "hurd", target_env = "newlib"),
-        link_name = "__xpg_strerror_r"
-    )]
-    fn strerror_r(errnum: c_int, buf: *mut c_char, buflen: usize) -> c_int;
 }
 
 /// A `String` made of pieces, like `format!` but with nothing that can panic:

@@ -6,7 +6,6 @@
 //! copies the value with an allocation that aborts when memory runs out): as for any `getenv`,
 //! no other thread may change the environment (`std::env::set_var`) at the same time.
 
-use crate::shared::Shared;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -20,6 +19,7 @@ use crate::fork;
 use crate::format::io_error;
 use crate::log::{LogWriter, MethodCounts};
 use crate::message::{message, Message};
+use crate::shared::Shared;
 use crate::trace::TraceWriter;
 
 /// Who a finished method is, as passed to `jitarena_method_done`.
@@ -162,8 +162,6 @@ fn open_into<W>(
 ) -> Result<(), Error> {
     out.env_consulted = true;
     out.open_failed = None;
-    // A parent's file is let go of (this process only closes its descriptor) once the new one
-    // is open, so that a failure leaves the output as it was.
     if let Some(sink) = out.open.as_ref().filter(|sink| !sink.inherited()) {
         return Err(Error::new(
             ErrorCode::State,
@@ -176,16 +174,30 @@ fn open_into<W>(
             ),
         ));
     }
-    let path = expand_path(pattern)?;
-    let pattern = fallible::string(pattern).ok_or_else(|| out_of_memory("no memory for a name"))?;
-    let file = create(&path)?;
-    let writer = make(file).map_err(|e| io_error(&path, "write", &e))?;
-    out.open = Some(Sink {
-        path,
-        pattern,
-        writer,
-        forks: fork::count(),
-    });
+    let opened = (|| -> Result<Sink<W>, Error> {
+        let path = expand_path(pattern)?;
+        let no_memory = || out_of_memory("no memory for a name");
+        let pattern = fallible::string(pattern).ok_or_else(no_memory)?;
+        let file = create(&path)?;
+        let writer = make(file).map_err(|e| io_error(&path, "write", &e))?;
+        Ok(Sink {
+            path,
+            pattern,
+            writer,
+            forks: fork::count(),
+        })
+    })();
+    // A parent's file is let go of (this process only closes its descriptor) once the new
+    // one is open, or on a failure other than a shortage of memory: when memory is what ran
+    // out, the output stays as it was, and opening can be tried again.
+    match opened {
+        Ok(sink) => out.open = Some(sink),
+        Err(e) if e.code == ErrorCode::OutOfMemory => return Err(e),
+        Err(e) => {
+            out.open = None;
+            return Err(e);
+        }
+    }
     Ok(())
 }
 
@@ -260,7 +272,7 @@ fn append<W>(
         .push(": ");
     match (&failed, refused) {
         (Some(e), _) => match why(&sink.writer) {
-            Some(why) => m.push("the record cannot be written: ").push(why),
+            Some(why) => m.push(crate::log::REFUSED).push(why),
             None => m.push(e),
         },
         (None, Some((torn, good))) => m
@@ -321,7 +333,9 @@ pub fn trace_close() -> Result<(), Error> {
 }
 
 /// Whether arenas created now record a trace (consults `JITARENA_TRACE` the first time).
-pub(crate) fn trace_recording() -> bool {
+/// Fails only when memory for opening the trace that `JITARENA_TRACE` names runs out; the
+/// next call tries again. Another failure to open it is said on the standard error, once.
+pub(crate) fn trace_recording() -> Result<bool, Error> {
     if !TRACE_ENV_DONE.load(Ordering::Acquire) {
         fork::install_handlers();
         let mut out = lock(&TRACE);
@@ -335,6 +349,11 @@ pub(crate) fn trace_recording() -> bool {
             match opened {
                 Ok(Some(())) => RECORDING.store(true, Ordering::Release),
                 Ok(None) => {}
+                // Memory may be back for the next arena: it consults the variable again.
+                Err(e) if e.code == ErrorCode::OutOfMemory => {
+                    out.env_consulted = false;
+                    return Err(e);
+                }
                 Err(e) => {
                     let text = message!("jitarena: JITARENA_TRACE: ", e.message.as_ref());
                     file::warn(text.as_str());
@@ -343,7 +362,7 @@ pub(crate) fn trace_recording() -> bool {
         }
         TRACE_ENV_DONE.store(true, Ordering::Release);
     }
-    RECORDING.load(Ordering::Acquire)
+    Ok(RECORDING.load(Ordering::Acquire))
 }
 
 /// Ends a method: folds its counters into the aggregate, appends its record to the stats log

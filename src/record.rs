@@ -200,8 +200,7 @@ pub(crate) fn encode(
     let room = &mut scratch.room;
     if room.len() < most {
         room.try_reserve(most - room.len()).map_err(no_memory)?;
-        while room.len() < most && crate::fallible::push_within(room, 0).is_ok() {}
-        // reserved
+        crate::fallible::resize_within(room, most, 0); // within the room reserved
     }
     let mut out = Out {
         buf: room,
@@ -399,7 +398,7 @@ fn put_by_phase(
     let mismatch = "its kinds by phase do not add up to its kinds' and phases' bytes";
     per_kind.clear();
     per_kind.try_reserve(c.kinds.len()).map_err(no_memory)?;
-    while per_kind.len() < c.kinds.len() && crate::fallible::push_within(per_kind, 0).is_ok() {}
+    crate::fallible::resize_within(per_kind, c.kinds.len(), 0); // within the room reserved
     let bitmap = c.kinds.len().div_ceil(8);
     let mut entries = c.phase_kind_bytes.iter().peekable();
     for &(phase, phase_bytes) in &c.phases {

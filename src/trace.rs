@@ -3,7 +3,6 @@
 //! `jitarena gen --trace`) and the plain text trace (`method`, `phase`, `alloc` lines, for
 //! traces recorded by other tools). `open` reads either. Layouts: `docs/formats.md`.
 
-use crate::shared::Shared;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -12,6 +11,7 @@ use crate::counters::Schema;
 use crate::error::{Error, ErrorCode};
 use crate::format::{self, put_varint, Content, FrameReader, Malformed, Payload, Source};
 use crate::log::{DictionaryReader, MethodInfo, RecordWriter};
+use crate::shared::Shared;
 use crate::sys::{
     jitarena_event as Event, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_MAX_KINDS,
     JITARENA_MAX_PHASES, JITARENA_NO_PHASE,

@@ -2,11 +2,11 @@
 //! writing them decoded gives; an unchecked batch is never written. (Batches that fail their
 //! check, corrupt or laid out otherwise, are tested through `merge`: tools/tests/merge_copy.rs.)
 
-use jitarena::Shared;
 use std::io::ErrorKind;
 
 use jitarena::log::{LogReader, LogWriter, MethodCounts, RecordBatch};
 use jitarena::Schema;
+use jitarena::Shared;
 
 fn schema() -> Shared<Schema> {
     let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();

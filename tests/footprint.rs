@@ -271,8 +271,8 @@ fn release_library_adds_at_most_the_budgeted_text() {
         handlers.is_empty(),
         "a JIT calling every entry point links the panic handler {handlers:?}: some code it \
          reaches can panic (an index, an unwrap, an allocation that aborts, a std call with a \
-         landing pad); scripts/footprint.sh lists what it links, and BENCHMARKS.md section 7 \
-         how to find the call"
+         landing pad); `scripts/footprint.sh --per-entry` names the entry points that bring \
+         it, and BENCHMARKS.md section 7 says how to find the call"
     );
     assert!(
         added <= BUDGET,

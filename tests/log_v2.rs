@@ -3,7 +3,6 @@
 //! record before the cut, the version-1 log checked in at `tests/data/v1.jas` still reads, and
 //! damaged or impossible records are refused with the file and offset named.
 
-use jitarena::Shared;
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -11,6 +10,7 @@ use std::rc::Rc;
 
 use jitarena::format::{header_for, put_frame, put_str, put_varint, Content, HEADER_LEN};
 use jitarena::log::{self, LogReader, LogWriter, MethodRecord};
+use jitarena::Shared;
 use jitarena::{MethodCounts, MethodInfo, Schema};
 
 fn tmp(name: &str) -> PathBuf {

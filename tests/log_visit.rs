@@ -4,11 +4,11 @@
 //! version-1 log, and the same error, word for word, for every record damaged by changing one
 //! byte of it or adding one. The sums handed over last are those of the kinds.
 
-use jitarena::Shared;
 use std::path::{Path, PathBuf};
 
 use jitarena::format::{put_frame, HEADER_LEN};
 use jitarena::log::{self, CountsVisitor, LogReader, LogWriter, MethodRecord};
+use jitarena::Shared;
 use jitarena::{Error, MethodCounts, MethodInfo, Schema};
 
 fn tmp(name: &str) -> PathBuf {

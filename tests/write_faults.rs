@@ -5,7 +5,6 @@
 
 mod native;
 
-use jitarena::Shared;
 use std::cell::RefCell;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -15,6 +14,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use jitarena::log::{self, LogWriter, MethodRecord};
+use jitarena::Shared;
 use jitarena::{MethodCounts, Schema};
 use native::build_program;
 

@@ -7,8 +7,8 @@
 #![no_main]
 
 use std::path::Path;
-use jitarena::Shared;
 
+use jitarena::Shared;
 use jitarena::log::{CountsVisitor, LogReader, MethodRecord};
 use jitarena::{MethodCounts, MethodInfo, Schema};
 use jitarena_tools::logtools::{dump, DumpFormat};

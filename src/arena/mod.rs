@@ -28,13 +28,13 @@ pub(crate) mod kinds;
 pub(crate) mod raw;
 pub(crate) mod registry;
 
-use crate::shared::Shared;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
 use crate::message::message;
+use crate::shared::Shared;
 use crate::sys::{
     JITARENA_DEFAULT_PAGE_SIZE, JITARENA_MAX_KINDS, JITARENA_MAX_PAGE_SIZE, JITARENA_MIN_PAGE_SIZE,
 };

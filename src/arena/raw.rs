@@ -5,7 +5,6 @@
 //! phase bytes and bytes per (phase, kind) are sums of the kind slots, taken here at phase
 //! switches and reads.
 
-use crate::shared::Shared;
 use std::alloc::Layout;
 use std::borrow::Cow;
 use std::ffi::c_void;
@@ -19,6 +18,7 @@ use crate::error::{Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
 use crate::log::MethodCounts;
 use crate::message::{message, Hex};
+use crate::shared::Shared;
 use crate::sys::{
     jitarena_event, jitarena_head, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_KIND_SLOTS,
     JITARENA_MAX_KINDS,
@@ -374,18 +374,26 @@ impl RawArena {
         }
         self.pages = pages;
         self.reserved = 0;
+        // Listed again within the list's room (it held this page before it was emptied); were
+        // there none, the page would be given back and the window emptied, as with no page.
+        let kept = kept.and_then(|page| {
+            let size = page.size;
+            match fallible::push_within(&mut self.pages, page) {
+                Ok(()) => Some(size),
+                Err(page) => {
+                    self.release(page);
+                    None
+                }
+            }
+        });
         match kept {
-            Some(page) => {
-                self.reserved = page.size as u64;
+            Some(size) => {
+                self.reserved = size as u64;
                 self.head.cursor = self.window_start;
                 // An empty window: the first request of the next method takes the slow path,
                 // as in a new arena, so that a method's counters (`largest` among them) do
                 // not depend on what the arena served before.
                 self.head.limit = self.head.cursor;
-                // Within the list's room: it held this page before it was emptied.
-                if let Err(page) = fallible::push_within(&mut self.pages, page) {
-                    self.release(page);
-                }
             }
             None => {
                 self.window_start = 0;
@@ -615,8 +623,8 @@ impl RawArena {
             );
             named = named.wrapping_add(b);
             if c != 0 {
+                // Within the room reserved above, as the pushes below.
                 let _ = fallible::push_within(&mut out.kinds, (slot as u32, b, c));
-                // reserved
             }
         }
         let (invalid_bytes, invalid_count) = self.invalid_bucket();
@@ -634,7 +642,6 @@ impl RawArena {
             };
             if b != 0 {
                 let _ = fallible::push_within(&mut out.phases, (slot as u32, b));
-                // reserved
             }
         }
         out.phase_kind_bytes.clear();

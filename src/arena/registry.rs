@@ -45,6 +45,11 @@ impl Set {
         self.0.binary_search_by_key(&addr, |&(a, _)| a)
     }
 
+    fn get(&self, addr: usize) -> Option<Owner> {
+        let at = self.find(addr).ok()?;
+        self.0.get(at).map(|&(_, owner)| owner)
+    }
+
     fn get_mut(&mut self, addr: usize) -> Option<&mut Owner> {
         let at = self.find(addr).ok()?;
         self.0.get_mut(at).map(|(_, owner)| owner)
@@ -109,11 +114,7 @@ fn lock(shard: &'static Mutex<Set>) -> MutexGuard<'static, Set> {
 /// handlers hold across a `fork`, so that the child never inherits a shard that a thread
 /// which does not exist in it held.
 pub(crate) fn lock_all() -> [MutexGuard<'static, Set>; SHARDS] {
-    let mut i = 0;
-    [(); SHARDS].map(|()| {
-        i += 1;
-        lock(&LIVE[(i - 1) % SHARDS])
-    })
+    LIVE.each_ref().map(lock)
 }
 
 /// Records the arena at `addr` as live, owned by Rust code until [`hand_to_c`]; fails, with
@@ -137,9 +138,7 @@ pub(crate) fn unregister(addr: usize) -> bool {
 
 /// The owner of the live arena at `addr`, or `None` if no live arena is there.
 pub(crate) fn owner(addr: usize) -> Option<Owner> {
-    let set = shard(addr);
-    let at = set.find(addr).ok()?;
-    set.0.get(at).map(|&(_, owner)| owner)
+    shard(addr).get(addr)
 }
 
 #[cfg(all(test, target_os = "linux", not(miri)))]

@@ -6,7 +6,6 @@
 //! re-encoding. Also [`RecordBatch`]: records taken from a reader, to be copied or decoded on
 //! another thread.
 
-use crate::shared::Shared;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::Arc;
@@ -19,6 +18,7 @@ use crate::counters::Schema;
 use crate::error::{Error, ErrorCode};
 use crate::format::Put;
 use crate::record;
+use crate::shared::Shared;
 
 /// A version-2 record whose counters can be copied to another log as they are (see
 /// [`LogReader::current_copyable`]).

@@ -12,12 +12,11 @@
 //! - tiers: 45% of methods are MinOpts, which skip the optimizer's kinds and are ten times
 //!   smaller; allocation counts per method are log-normal.
 
-use jitarena::Shared;
-
 use jitarena::counters::Schema;
 use jitarena::log::{MethodCounts, MethodInfo};
 use jitarena::sys::jitarena_event as Event;
 use jitarena::trace::{alloc_event, phase_event};
+use jitarena::Shared;
 
 /// The .NET JIT's allocation kinds (`CompMemKind`), in the order of its newest public list.
 pub const RYUJIT_KINDS: [&str; 55] = [

@@ -1,13 +1,13 @@
 //! Uniting the kind and phase lists of many logs by name, so that shards, merged logs and the
 //! two sides of a diff can be added up and compared kind by kind.
 
-use jitarena::Shared;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use jitarena::counters::Schema;
 use jitarena::error::Error;
 use jitarena::log::MethodCounts;
+use jitarena::Shared;
 
 /// The slot of the invalid-kind (and no-phase) bucket in remapped counts.
 pub const INVALID: u32 = u32::MAX;

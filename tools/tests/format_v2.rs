@@ -4,11 +4,11 @@
 
 mod common;
 
-use jitarena::Shared;
 use std::path::{Path, PathBuf};
 
 use common::{ok, tmp};
 use jitarena::log::{self, LogWriter};
+use jitarena::Shared;
 use jitarena::{MethodCounts, Schema};
 
 /// `tests/data/` of the library crate (the repository root).

@@ -7,7 +7,6 @@ mod common;
 mod native;
 mod real;
 
-use jitarena::Shared;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -15,6 +14,7 @@ use common::tmp;
 use jitarena::log::{self, LogWriter, MethodCounts, MethodRecord};
 use jitarena::trace::{self, TraceMethod, TraceWriter};
 use jitarena::Schema;
+use jitarena::Shared;
 use jitarena_tools::gen::{GenOptions, Generator};
 use jitarena_tools::harness::{self, ReplayOptions};
 

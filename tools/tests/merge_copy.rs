@@ -9,11 +9,11 @@
 
 mod common;
 
-use jitarena::Shared;
 use std::path::{Path, PathBuf};
 
 use common::{hand_made, schema, tmp, BY_PHASE, DERIVED, IN_4K};
 use jitarena::format::put_frame;
+use jitarena::Shared;
 use jitarena::{MethodCounts, Schema};
 use jitarena_tools::logtools::{merge_counted, merge_decoding, merge_in_batches, Merged};
 use jitarena_tools::progress::Progress;

@@ -6,11 +6,11 @@
 
 mod common;
 
-use jitarena::Shared;
 use std::path::Path;
 
 use common::tmp;
 use jitarena::log::LogWriter;
+use jitarena::Shared;
 use jitarena::{MethodCounts, Schema};
 use jitarena_tools::logtools::{merge_counted, merge_decoding};
 use jitarena_tools::progress::Progress;

@@ -7,10 +7,10 @@
 
 mod common;
 
-use jitarena::Shared;
 use std::path::{Path, PathBuf};
 
 use common::{counts, generated, schema, tmp};
+use jitarena::Shared;
 use jitarena::{MethodCounts, Schema};
 use jitarena_tools::report::stats::{collect, collect_in_batches, collect_one_thread, Stats};
 

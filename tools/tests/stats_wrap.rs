@@ -6,10 +6,10 @@
 
 mod common;
 
-use jitarena::Shared;
 use std::path::PathBuf;
 
 use common::schema;
+use jitarena::Shared;
 use jitarena::{MethodCounts, Schema};
 use jitarena_tools::report::stats::{collect_in_batches, collect_one_thread, Stats};
 

@@ -4,11 +4,11 @@
 
 mod common;
 
-use jitarena::Shared;
 use std::path::PathBuf;
 
 use common::{counts, hand_made, hand_made_of, schema, tmp, written, DERIVED, IN_4K};
 use jitarena::format::{header_for, put_frame, put_str, put_varint, Content};
+use jitarena::Shared;
 use jitarena_tools::logtools::{merge_decoding, merge_in_batches};
 use jitarena_tools::progress::Progress;
 use jitarena_tools::report::stats::{

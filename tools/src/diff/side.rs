@@ -5,7 +5,6 @@
 //! [`CountsVisitor`]: no list is built per record) through the schema's slot map, which is
 //! looked up once per schema, not once per record.
 
-use jitarena::Shared;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +16,7 @@ use crate::union::{SchemaUnion, INVALID};
 use jitarena::counters::Schema;
 use jitarena::error::Error;
 use jitarena::log::{CountsVisitor, LogReader, Mark, MethodInfo, MethodRecord, ReaderDictionary};
+use jitarena::Shared;
 
 /// A method's identity: its context number when it has one, else a 128-bit hash of its name
 /// and tier (bit 127 set, so that the two cannot meet; a collision is out of reach).

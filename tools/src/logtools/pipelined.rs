@@ -2,7 +2,6 @@
 //! writes the output, and they share the checks of the counters that are copied (half of a
 //! merge's work). Batches of records go from the first to the second, in order.
 
-use jitarena::Shared;
 use std::collections::HashMap;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -17,6 +16,7 @@ use jitarena::counters::Schema;
 use jitarena::error::{Error, ErrorCode};
 use jitarena::format::io_error;
 use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodRecord, RecordBatch};
+use jitarena::Shared;
 
 /// Records in a batch, at most.
 pub(super) const BATCH_RECORDS: usize = 1024;

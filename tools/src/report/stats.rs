@@ -2,7 +2,6 @@
 //! statistics (totals, then `kind | size | pct`), plus per-method percentiles, the largest
 //! methods, the tier split and the phase table.
 
-use jitarena::Shared;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt::Write as _;
@@ -17,6 +16,7 @@ use jitarena::error::Error;
 use jitarena::log::{
     add_checked, sum_too_large, CountsVisitor, LogReader, MethodCounts, MethodRecord, RecordBatch,
 };
+use jitarena::Shared;
 
 mod threads;
 

@@ -5,13 +5,13 @@
 // Each test crate uses a subset of these helpers: the rest are dead code in that crate.
 #![allow(dead_code)]
 
-use jitarena::Shared;
 use std::borrow::Borrow;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use jitarena::format::{header_for, put_frame, put_str, put_varint, Content};
 use jitarena::log::LogWriter;
+use jitarena::Shared;
 use jitarena::{MethodCounts, Schema};
 use jitarena_tools::cli::gen_log;
 use jitarena_tools::gen::{GenOptions, Generator};

@@ -3,10 +3,9 @@
 //! 255 nameable kinds: a trace with more is refused, naming the file. Uniting many schemas costs
 //! work in proportion to their names.
 
-use jitarena::Shared;
-
 use jitarena::format::{put_frame, put_signed, put_str, put_varint, Content};
 use jitarena::log::{self, LogReader};
+use jitarena::Shared;
 use jitarena_tools::union::SchemaUnion;
 
 use super::{jitarena, names, stderr, tmp, Builder};

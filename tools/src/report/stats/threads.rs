@@ -3,7 +3,6 @@
 //! adds a batch itself whenever the other has enough waiting. Each keeps its own totals, added
 //! together at the end.
 
-use jitarena::Shared;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 
@@ -11,6 +10,7 @@ use super::{Accumulator, Last, Stats};
 use jitarena::counters::Schema;
 use jitarena::error::{Error, ErrorCode};
 use jitarena::log::{LogReader, MethodRecord, RecordBatch};
+use jitarena::Shared;
 
 /// Records in a batch, at most.
 pub(super) const BATCH_RECORDS: usize = 1024;
