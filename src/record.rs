@@ -166,6 +166,8 @@ pub(crate) struct Scratch {
     room: Vec<u8>,
     /// Sums of kinds by phase, per kind.
     per_kind: Vec<u64>,
+    /// Each kind's index among the record's kinds, by slot (`u32::MAX`: not among them).
+    kind_index: Vec<u32>,
     /// Why the last record was refused (`InvalidInput`), if it was.
     pub(crate) refused: Option<&'static str>,
 }
@@ -291,7 +293,7 @@ pub(crate) fn encode(
     p.reserve(end + by_phase_most)?;
     p.put(scratch.room.get(..end).unwrap_or_default()); // within the room reserved
     if !c.phase_kind_bytes.is_empty() {
-        put_by_phase(p, c, &mut scratch.per_kind, &mut scratch.refused)?;
+        put_by_phase(p, c, scratch)?;
     }
     p.check()
 }
@@ -388,40 +390,50 @@ fn varint_len(v: u64) -> usize {
 /// Kinds by phase: per present phase, a bitmap over the record's present kinds, then the bytes
 /// of each one set. Refuses entries that readers would refuse: ones naming a phase or kind the
 /// record does not list, out of order, or not adding up to the kinds' and phases' bytes.
-fn put_by_phase(
-    p: &mut TryBuf,
-    c: &MethodCounts,
-    per_kind: &mut Vec<u64>,
-    refused: &mut Option<&'static str>,
-) -> io::Result<()> {
+fn put_by_phase(p: &mut TryBuf, c: &MethodCounts, scratch: &mut Scratch) -> io::Result<()> {
     let not_listed = "an entry of its kinds by phase names a phase or kind that the record does not list, or they are not sorted by phase then kind";
     let mismatch = "its kinds by phase do not add up to its kinds' and phases' bytes";
+    let Scratch {
+        per_kind,
+        kind_index,
+        refused,
+        ..
+    } = scratch;
     per_kind.clear();
     per_kind.try_reserve(c.kinds.len()).map_err(no_memory)?;
     crate::fallible::resize_within(per_kind, c.kinds.len(), 0); // within the room reserved
+                                                                // The record's kinds are in increasing slot order (checked before): an entry finds its
+                                                                // kind's index in one look rather than by a walk along the kinds.
+    let slots = c.kinds.last().map_or(0, |&(slot, ..)| slot as usize + 1);
+    kind_index.clear();
+    kind_index.try_reserve(slots).map_err(no_memory)?;
+    crate::fallible::resize_within(kind_index, slots, u32::MAX); // within the room reserved
+    for (i, &(slot, ..)) in c.kinds.iter().enumerate() {
+        if let Some(index) = kind_index.get_mut(slot as usize) {
+            *index = i as u32;
+        }
+    }
     let bitmap = c.kinds.len().div_ceil(8);
     let mut entries = c.phase_kind_bytes.iter().peekable();
     for &(phase, phase_bytes) in &c.phases {
         let at = p.len();
         p.put_zeros(bitmap);
-        let (mut k, mut sum) = (0, 0u64);
+        let (mut next, mut sum) = (0, 0u64);
         while let Some(&&(_, kind, bytes)) = entries.peek().filter(|e| e.0 == phase) {
-            while c.kinds.get(k).is_some_and(|&(slot, ..)| slot < kind) {
-                k += 1;
-            }
-            let (Some(&(slot, ..)), Some(kind_sum)) = (c.kinds.get(k), per_kind.get_mut(k)) else {
+            // Listed, and after the phase's entry before it (`u32::MAX` is neither).
+            let k = kind_index
+                .get(kind as usize)
+                .map_or(usize::MAX, |&i| i as usize);
+            let Some(kind_sum) = per_kind.get_mut(k).filter(|_| k >= next) else {
                 return Err(invalid(refused, not_listed));
             };
-            if slot != kind {
-                return Err(invalid(refused, not_listed));
-            }
             p.set_bit(at, k);
             put_varint(p, bytes);
             let (Some(s), Some(ks)) = (sum.checked_add(bytes), kind_sum.checked_add(bytes)) else {
                 return Err(invalid(refused, mismatch));
             };
             (sum, *kind_sum) = (s, ks);
-            k += 1;
+            next = k + 1;
             entries.next();
         }
         if sum != phase_bytes {

@@ -488,3 +488,64 @@ fn unknown_frames_and_undecoded_records_keep_names_and_contexts_right() {
     }
     assert_eq!(n, records.len());
 }
+
+/// Kinds by phase that cannot be a record (naming a kind the record does not list, out of
+/// order, repeated, in a phase it does not list, or not adding up) are refused with
+/// `InvalidInput` and the reason, and nothing reaches the output; the writer goes on.
+#[test]
+fn kinds_by_phase_that_cannot_be_a_record_are_refused_with_the_reason() {
+    let s = schema(&["A", "B", "C"], &["P", "Q"]);
+    let counts = |phase_kind_bytes: Vec<(u32, u32, u64)>| MethodCounts {
+        kinds: vec![(0, 10, 1), (2, 5, 1)],
+        phases: vec![(0, 12), (1, 3)],
+        used_bytes: 15,
+        phase_kind_bytes,
+        ..MethodCounts::default()
+    };
+    let out = SharedBytes::default();
+    let mut w = LogWriter::new(out.clone()).unwrap();
+    w.write(
+        &s,
+        Some("Ns.C:Good()"),
+        0,
+        None,
+        &counts(vec![(0, 0, 10), (0, 2, 2), (1, 2, 3)]),
+    )
+    .unwrap();
+    let not_listed = "names a phase or kind that the record does not list";
+    for (entries, says) in [
+        (vec![(0, 0, 10), (0, 1, 2), (1, 2, 3)], not_listed), // kind B has no bytes
+        (vec![(0, 2, 2), (0, 0, 10), (1, 2, 3)], not_listed), // out of kind order
+        (vec![(0, 0, 5), (0, 0, 5), (0, 2, 2), (1, 2, 3)], not_listed), // kind A twice
+        (
+            vec![(0, 0, 10), (0, 2, 2), (1, 2, 3), (3, 0, 1)],
+            not_listed,
+        ), // phase 3 not listed
+        (vec![(1, 2, 3), (0, 0, 10), (0, 2, 2)], "do not add up"), // phase P read empty
+        (vec![(0, 0, 10), (0, 2, 1), (1, 2, 3)], "do not add up"), // phase P: 11 of 12
+        (vec![(0, 0, 9), (0, 2, 3), (1, 2, 3)], "do not add up"), // kind A: 9 of 10
+    ] {
+        let before = out.0.borrow().len();
+        let err = w
+            .write(&s, Some("Ns.C:Bad()"), 1, None, &counts(entries.clone()))
+            .expect_err("refused");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{entries:?}");
+        assert!(err.to_string().contains(says), "{entries:?}: {err}");
+        assert_eq!(out.0.borrow().len(), before, "{entries:?}: bytes written");
+    }
+    w.write(
+        &s,
+        Some("Ns.C:Good()"),
+        2,
+        None,
+        &counts(vec![(0, 0, 10), (0, 2, 2), (1, 2, 3)]),
+    )
+    .unwrap();
+    let bytes = out.0.borrow().clone();
+    let path = tmp("by-phase-refused.jas");
+    std::fs::write(&path, bytes).unwrap();
+    let (records, warnings) = log::read_all(&path).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let contexts: Vec<_> = records.iter().map(|r| r.info.context).collect();
+    assert_eq!(contexts, [0, 2]);
+}
