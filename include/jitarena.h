@@ -420,7 +420,8 @@ int jitarena_log_close(void);
  *  arenas created from now on to the binary trace at `path`, which `jitarena replay` reads.
  *  While recording, those arenas keep their inline window empty so that every allocation takes
  *  the slow path; arenas not recording pay nothing. The environment variable JITARENA_TRACE
- *  does the same at the first jitarena_create(). Returns as jitarena_log_open(). */
+ *  does the same at the first jitarena_create() (which fails with JITARENA_E_OUT_OF_MEMORY if
+ *  memory for opening it runs out; the next one tries again). Returns as jitarena_log_open(). */
 int jitarena_trace_open(const char* path);
 
 /** Stops recording and closes the trace. Returns as jitarena_log_close(). */

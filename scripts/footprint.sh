@@ -48,7 +48,8 @@ if [ "${1:-}" = --per-entry ]; then
     printf 'extern void %s(void);\nint main(void) { void (*volatile f)(void) = %s; return f != 0; }\n' \
       "$entry" "$entry" > "$out/one.c"
     $cc "${flags[@]}" "$out/one.c" "$target/release/libjitarena.a" -lpthread -ldl -lm -lrt -o "$out/one"
-    handler=$(nm "$out/one" | grep -q rust_begin_unwind && echo "PANIC HANDLER" || echo "-")
+    nm "$out/one" > "$out/one.nm" # not piped into `grep -q`: a broken pipe would read as "-"
+    handler=$(grep -q rust_begin_unwind "$out/one.nm" && echo "PANIC HANDLER" || echo "-")
     printf '  %-36s %8d  %s\n' "$entry" $(( $(text "$out/one") - $(text "$out/empty") )) "$handler"
   done
 fi

@@ -55,10 +55,16 @@ pub(crate) fn install_handlers() {
 
 #[cfg(all(unix, not(miri)))]
 fn register() {
-    // SAFETY: the handlers are functions of this library taking and returning nothing, which
-    // stay valid while they are registered (glibc removes a shared object's handlers when it
-    // is unloaded; musl never unloads one).
-    let rc = unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+    type Handler = Option<unsafe extern "C" fn()>;
+    // Declared here: the `libc` crate lacks it on some Unix targets the library builds for.
+    extern "C" {
+        fn pthread_atfork(prepare: Handler, parent: Handler, child: Handler) -> std::ffi::c_int;
+    }
+    // SAFETY: `pthread_atfork` is POSIX, declared here with its C signature (three nullable
+    // function pointers taking and returning nothing, an int result); the handlers are
+    // functions of this library, which stay valid while they are registered (glibc removes a
+    // shared object's handlers when it is unloaded; musl never unloads one).
+    let rc = unsafe { pthread_atfork(Some(prepare), Some(parent), Some(child)) };
     if rc != 0 {
         // ENOMEM: forks stay as unprotected as without the handlers; allow a later retry.
         INSTALLED.store(false, Ordering::Release);

@@ -262,7 +262,7 @@ fn put_os_error(m: &mut Message, code: c_int, _: &std::io::Error) {
     // SAFETY: `buf` is writable for its length; the XSI `strerror_r` writes a
     // NUL-terminated text of at most that length (for a number it does not know, glibc's
     // "Unknown error N", with a failure returned that `io::Error` ignores too).
-    unsafe { libc::strerror_r(code, buf.as_mut_ptr(), buf.len()) };
+    unsafe { strerror_r(code, buf.as_mut_ptr(), buf.len()) };
     if let Some(last) = buf.last_mut() {
         *last = 0; // terminated even if cut short, or left untouched
     }
@@ -282,6 +282,18 @@ fn put_os_error(m: &mut Message, code: c_int, _: &std::io::Error) {
 fn put_os_error(m: &mut Message, _: c_int, e: &std::io::Error) {
     use std::fmt::Write;
     let _ = write!(m, "{e}");
+}
+
+#[cfg(unix)]
+extern "C" {
+    /// The XSI `strerror_r`, under the name the C libraries that also have a GNU one give it
+    /// (the condition the standard library uses: the `libc` crate's declaration binds the GNU
+    /// one on newlib outside Linux, which writes nothing into the buffer).
+    #[cfg_attr(
+        any(target_os = "linux", target_os = "hurd", target_env = "newlib"),
+        link_name = "__xpg_strerror_r"
+    )]
+    fn strerror_r(errnum: c_int, buf: *mut c_char, buflen: usize) -> c_int;
 }
 
 /// A `String` made of pieces, like `format!` but with nothing that can panic:

@@ -402,8 +402,9 @@ fn put_by_phase(p: &mut TryBuf, c: &MethodCounts, scratch: &mut Scratch) -> io::
     per_kind.clear();
     per_kind.try_reserve(c.kinds.len()).map_err(no_memory)?;
     crate::fallible::resize_within(per_kind, c.kinds.len(), 0); // within the room reserved
-                                                                // The record's kinds are in increasing slot order (checked before): an entry finds its
-                                                                // kind's index in one look rather than by a walk along the kinds.
+
+    // The record's kinds are in increasing slot order (checked before): an entry finds its
+    // kind's index in one look rather than by a walk along the kinds.
     let slots = c.kinds.last().map_or(0, |&(slot, ..)| slot as usize + 1);
     kind_index.clear();
     kind_index.try_reserve(slots).map_err(no_memory)?;

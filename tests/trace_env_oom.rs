@@ -1,7 +1,7 @@
 //! `JITARENA_TRACE` read when memory runs out: `jitarena_create` fails with
-//! `JITARENA_E_OUT_OF_MEMORY` (never an abort; its message starts with the code's text) and the next one consults the variable again, so
-//! that the trace is recorded once memory is back. Its own test binary: the variable is read
-//! once per process.
+//! `JITARENA_E_OUT_OF_MEMORY` (never an abort; its message holds the code's text), and the next
+//! one consults the variable again, so that the trace is recorded once memory is back. Its own
+//! test binary: the variable is read once per process.
 
 mod failing_alloc;
 use failing_alloc::failing_from;
