@@ -504,14 +504,9 @@ fn kinds_by_phase_that_cannot_be_a_record_are_refused_with_the_reason() {
     };
     let out = SharedBytes::default();
     let mut w = LogWriter::new(out.clone()).unwrap();
-    w.write(
-        &s,
-        Some("Ns.C:Good()"),
-        0,
-        None,
-        &counts(vec![(0, 0, 10), (0, 2, 2), (1, 2, 3)]),
-    )
-    .unwrap();
+    let good = vec![(0, 0, 10), (0, 2, 2), (1, 2, 3)];
+    w.write(&s, Some("Ns.C:Good()"), 0, None, &counts(good.clone()))
+        .unwrap();
     let not_listed = "names a phase or kind that the record does not list";
     for (entries, says) in [
         (vec![(0, 0, 10), (0, 1, 2), (1, 2, 3)], not_listed), // kind B has no bytes
@@ -533,14 +528,8 @@ fn kinds_by_phase_that_cannot_be_a_record_are_refused_with_the_reason() {
         assert!(err.to_string().contains(says), "{entries:?}: {err}");
         assert_eq!(out.0.borrow().len(), before, "{entries:?}: bytes written");
     }
-    w.write(
-        &s,
-        Some("Ns.C:Good()"),
-        2,
-        None,
-        &counts(vec![(0, 0, 10), (0, 2, 2), (1, 2, 3)]),
-    )
-    .unwrap();
+    w.write(&s, Some("Ns.C:Good()"), 2, None, &counts(good))
+        .unwrap();
     let bytes = out.0.borrow().clone();
     let path = tmp("by-phase-refused.jas");
     std::fs::write(&path, bytes).unwrap();

@@ -6,46 +6,12 @@
 mod failing_alloc;
 use failing_alloc::failing_once_at;
 
-use std::ffi::{c_char, c_void, CStr, CString};
+mod c_entry;
+use c_entry::*;
 
-use ::jitarena::sys::{jitarena, jitarena_config, jitarena_method, JITARENA_E_OUT_OF_MEMORY};
+use std::ffi::CString;
 
-extern "C" {
-    fn jitarena_config_init(config: *mut jitarena_config);
-    fn jitarena_create(config: *const jitarena_config) -> *mut jitarena;
-    fn jitarena_destroy(arena: *mut jitarena);
-    fn jitarena_alloc_slow(arena: *mut jitarena, size: usize, kind: u32) -> *mut c_void;
-    fn jitarena_set_phase(arena: *mut jitarena, phase: u32);
-    fn jitarena_method_done(arena: *mut jitarena, method: *const jitarena_method) -> i32;
-    fn jitarena_trace_open(path: *const c_char) -> i32;
-    fn jitarena_trace_close() -> i32;
-    fn jitarena_last_error_message() -> *const c_char;
-}
-
-fn last_error() -> String {
-    // SAFETY: the library returns a NUL-terminated string, valid until the next failure.
-    unsafe { CStr::from_ptr(jitarena_last_error_message()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// An arena of `kinds` and `phases` (the arrays outlive it), with memory.
-fn new_arena(kinds: &[*const c_char], phases: &[*const c_char]) -> *mut jitarena {
-    let mut c = std::mem::MaybeUninit::<jitarena_config>::uninit();
-    // SAFETY: `jitarena_config_init` writes the whole struct.
-    let mut c = unsafe {
-        jitarena_config_init(c.as_mut_ptr());
-        c.assume_init()
-    };
-    c.kind_names = kinds.as_ptr();
-    c.kind_count = kinds.len() as u32;
-    c.phase_names = phases.as_ptr();
-    c.phase_count = phases.len() as u32;
-    // SAFETY: a valid config whose names outlive the call.
-    let arena = unsafe { jitarena_create(&c) };
-    assert!(!arena.is_null(), "{}", last_error());
-    arena
-}
+use ::jitarena::sys::JITARENA_E_OUT_OF_MEMORY;
 
 /// Fails the `n`th allocation of a method's 300 requests and phase switches, for each `n` in
 /// turn, on a fresh arena (whose list of events must grow): the method either ends with its
@@ -83,12 +49,7 @@ fn a_method_whose_events_cannot_all_be_recorded_is_refused_whole() {
             }
             events
         });
-        let method = jitarena_method {
-            struct_size: std::mem::size_of::<jitarena_method>(),
-            name: c"Ns.C:M()".as_ptr(),
-            context: n as i64,
-            tier: std::ptr::null(),
-        };
+        let method = method(c"Ns.C:M()", n as i64);
         // SAFETY: a live arena and a method whose strings outlive the call.
         let rc = unsafe { jitarena_method_done(arena, &method) };
         match rc {
@@ -123,12 +84,7 @@ fn a_method_whose_events_cannot_all_be_recorded_is_refused_whole() {
                 unsafe { jitarena_alloc_slow(arena, 24, 0) };
             }
         });
-        let method = jitarena_method {
-            struct_size: std::mem::size_of::<jitarena_method>(),
-            name: c"Ns.C:Late()".as_ptr(),
-            context: n as i64,
-            tier: std::ptr::null(),
-        };
+        let method = method(c"Ns.C:Late()", n as i64);
         // SAFETY: a live arena and a method whose strings outlive the call.
         let rc = unsafe { jitarena_method_done(arena, &method) };
         assert_eq!(rc, 0, "{n}: {}", last_error());
