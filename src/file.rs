@@ -78,7 +78,12 @@ impl OutFile {
 impl io::Write for OutFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.to_empty {
-            self.truncate(0)?;
+            match self.truncate(0) {
+                // Not a regular file (a device, a FIFO, a socket): there is nothing to empty,
+                // as `O_TRUNC` would have done nothing.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.to_empty = false,
+                result => result?,
+            }
         }
         // At most `isize::MAX` bytes per call, as `std::fs::File` does (`INT_MAX - 1` on Apple
         // systems, whose `write` refuses more).

@@ -327,6 +327,35 @@ fn a_log_on_dev_full_fails_every_record() {
     run_within(cmd, Duration::from_secs(60));
 }
 
+/// A log that is not a regular file has nothing to empty: a device or a FIFO takes every
+/// record (the first write used to fail, cutting the device to length 0).
+#[test]
+fn a_log_on_dev_null_or_a_fifo_takes_every_record() {
+    let mut cmd = Command::new(program());
+    cmd.arg("accept").env("JITARENA_LOG", "/dev/null");
+    run_within(cmd, Duration::from_secs(60));
+    let fifo = tmp("log.fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let drained = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).expect("read the FIFO"))
+    };
+    let mut cmd = Command::new(program());
+    cmd.arg("accept").env("JITARENA_LOG", &fifo);
+    run_within(cmd, Duration::from_secs(60));
+    let copy = tmp("log-from-fifo.jas");
+    std::fs::write(&copy, drained.join().unwrap()).unwrap();
+    let (records, warnings) = read_log(&copy);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(contexts(&records), [0, 1, 2, 3]);
+    records.iter().for_each(check_record);
+}
+
 #[test]
 fn a_short_write_under_rlimit_fsize_is_removed_and_later_records_follow_whole() {
     let path = tmp("fsize.jas");

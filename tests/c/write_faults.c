@@ -1,6 +1,7 @@
 /* Faults while writing the stats log, driven by tests/write_faults.rs, which reads the logs back.
  *   write_faults enospc LOG     the log's descriptor points at /dev/full for two records
  *   write_faults devfull        JITARENA_LOG=/dev/full: every record must fail
+ *   write_faults accept         JITARENA_LOG names a device or a FIFO: every record must pass
  *   write_faults fsize LOG      RLIMIT_FSIZE cuts records short (SIGXFSZ ignored)
  *   write_faults fork LOG DIR   forks while 3 threads write; children must not hang or write
  *                               to LOG (with %p in LOG, each child writes its own file)
@@ -119,6 +120,17 @@ static int devfull(void) {
         CHECK(strstr(jitarena_last_error_message(), "/dev/full") != NULL);
     }
     jitarena_destroy(a);
+    return 0;
+}
+
+static int accept(void) {
+    jitarena* a = make_arena(KINDS_A, 3);
+    int i;
+    for (i = 0; i < 4; i++) {
+        CHECK(method(a, 0, i, "MinOpts") == JITARENA_OK);
+    }
+    jitarena_destroy(a);
+    CHECK(jitarena_log_close() == JITARENA_OK);
     return 0;
 }
 
@@ -253,9 +265,10 @@ static int threads(const char* log, const char* n) {
 int main(int argc, char** argv) {
     if (argc == 3 && strcmp(argv[1], "enospc") == 0) return enospc(argv[2]);
     if (argc == 2 && strcmp(argv[1], "devfull") == 0) return devfull();
+    if (argc == 2 && strcmp(argv[1], "accept") == 0) return accept();
     if (argc == 3 && strcmp(argv[1], "fsize") == 0) return fsize(argv[2]);
     if (argc == 4 && strcmp(argv[1], "fork") == 0) return forks(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "threads") == 0) return threads(argv[2], argv[3]);
-    fprintf(stderr, "usage: write_faults enospc|devfull|fsize|fork|threads ...\n");
+    fprintf(stderr, "usage: write_faults enospc|devfull|accept|fsize|fork|threads ...\n");
     return 2;
 }
