@@ -26,6 +26,15 @@ pub(crate) const FRAME_SCHEMA: u8 = 1;
 pub(crate) const FRAME_TIER: u8 = 2;
 /// Frame type: one method's counters.
 const FRAME_METHOD: u8 = 3;
+/// Frame type: a note that the log holds the records of another that was cut short (written
+/// by `jitarena merge`), its text that log's warning. A reader warns of it as of a log cut
+/// short, so that a gate over the merged log sees what a gate over the shards would have.
+const FRAME_CUT_NOTE: u8 = 4;
+/// The notes of logs cut short a reader keeps as warnings, at most; it says how many more
+/// there were.
+const CUT_NOTES_KEPT: usize = 100;
+/// The bytes of a note's text a warning shows, at most.
+const CUT_NOTE_SHOWN: usize = 2000;
 
 /// Who a record is about.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
@@ -319,9 +328,37 @@ impl<W: Write> RecordWriter<W> {
             None => put_frame(&mut self.frame, kind, p.as_slice()),
         }
         self.frame.check()?;
+        self.send_frame()?;
+        self.dict.commit(ids, schema);
+        Ok(())
+    }
+
+    /// Appends a frame of type `kind` that names no schema or tier, whose whole payload
+    /// `body` encodes.
+    pub(crate) fn write_plain(
+        &mut self,
+        kind: u8,
+        body: impl FnOnce(&mut TryBuf),
+    ) -> io::Result<()> {
+        if self.torn.is_some() {
+            return Err(io::Error::from(io::ErrorKind::Other));
+        }
+        self.frame.clear();
+        let p = &mut self.payload;
+        p.clear();
+        body(p);
+        p.check()?;
+        self.frame.reserve(p.len() + FRAME_MOST)?;
+        put_frame(&mut self.frame, kind, p.as_slice());
+        self.frame.check()?;
+        self.send_frame()
+    }
+
+    /// Writes the frame built in `self.frame` to the output, counting it as good once whole,
+    /// or the part of it that the output took as torn.
+    fn send_frame(&mut self) -> io::Result<()> {
         match write_counted(&mut self.out, self.frame.as_slice()) {
             Ok(()) => {
-                self.dict.commit(ids, schema);
                 self.good += self.frame.len() as u64;
                 Ok(())
             }
@@ -521,6 +558,16 @@ impl<W: Write> LogWriter<W> {
         )
     }
 
+    /// Appends a note that this log holds the records of another log that was cut short,
+    /// `warning` being what its reader said of it ([`LogReader::warnings`]): `jitarena merge`
+    /// writes one for each such input, so that every reader of the merged log warns of it
+    /// too, and a gate treats the merged log as one cut short.
+    pub fn write_cut_note(&mut self, warning: &str) -> io::Result<()> {
+        self.records.refuse_torn()?;
+        self.records
+            .write_plain(FRAME_CUT_NOTE, |p| format::put_str(p, warning))
+    }
+
     /// Flushes and returns the output.
     pub fn finish(self) -> io::Result<W> {
         self.records.finish()
@@ -709,6 +756,8 @@ pub struct LogReader {
     head: record::Head,
     /// Reused by the checks of kinds by phase.
     scratch: Cell<Vec<u64>>,
+    /// Notes of logs cut short met so far ([`FRAME_CUT_NOTE`]).
+    cut_notes: usize,
 }
 
 impl LogReader {
@@ -720,6 +769,7 @@ impl LogReader {
             prev: record::Prev::default(),
             head: record::Head::default(),
             scratch: Cell::new(Vec::new()),
+            cut_notes: 0,
         })
     }
 
@@ -794,7 +844,9 @@ impl LogReader {
         self.frames.version()
     }
 
-    /// Warnings so far (a cut-short last record).
+    /// Warnings so far: a cut-short last record, and the notes a merge left of the logs cut
+    /// short whose records this log holds ([`LogWriter::write_cut_note`]). A log with any
+    /// warning is one cut short, or merged from one.
     pub fn warnings(&self) -> &[String] {
         &self.frames.warnings
     }
@@ -828,6 +880,11 @@ impl LogReader {
             if frame.kind != FRAME_METHOD {
                 self.frames.check_current()?;
             }
+            if frame.kind == FRAME_CUT_NOTE {
+                let warning = self.cut_note_warning()?;
+                self.frames.warnings.extend(warning);
+                continue;
+            }
             if self.dict.take(frame, &self.frames)? || frame.kind != FRAME_METHOD {
                 continue; // schema and tier frames; unknown frame types are skipped
             }
@@ -843,6 +900,41 @@ impl LogReader {
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// The warning of the current frame, a note of a log cut short: `None` past the notes
+    /// kept, but the first past them says how many there are.
+    fn cut_note_warning(&mut self) -> Result<Option<String>, Error> {
+        let frame = self.frames.frame();
+        let mut p = Payload::new(&frame.payload);
+        let note = p
+            .str()
+            .and_then(|note| match p.is_done() {
+                true => Ok(note),
+                false => Err(Malformed("it has bytes after its last field")),
+            })
+            .map_err(|e| self.frames.corrupt(frame.offset, e.0))?;
+        self.cut_notes += 1;
+        let path = self.frames.path().display();
+        if self.cut_notes > CUT_NOTES_KEPT {
+            return Ok((self.cut_notes == CUT_NOTES_KEPT + 1).then(|| {
+                format!("{path}: holds the records of more logs that were cut short; the warnings of the first {CUT_NOTES_KEPT} are shown")
+            }));
+        }
+        // A note is any text: shown without control or direction characters, and not too long.
+        let mut shown: String = note.chars().flat_map(char::escape_debug).collect();
+        if shown.len() > CUT_NOTE_SHOWN {
+            let mut end = CUT_NOTE_SHOWN;
+            while !shown.is_char_boundary(end) {
+                end -= 1;
+            }
+            shown.truncate(end);
+            shown.push_str("...");
+        }
+        Ok(Some(format!(
+            "{path}: holds the records of a log that was cut short (at byte {} of this file, a note of the merge that wrote it): {shown}",
+            frame.offset
+        )))
     }
 
     /// Decodes the record [`LogReader::next_raw`] moved to.

@@ -538,3 +538,53 @@ fn kinds_by_phase_that_cannot_be_a_record_are_refused_with_the_reason() {
     let contexts: Vec<_> = records.iter().map(|r| r.info.context).collect();
     assert_eq!(contexts, [0, 2]);
 }
+
+/// Notes of logs cut short, as `jitarena merge` writes them: each read back as a warning, its
+/// text shown without control or direction characters and cut when long, at most 100 shown
+/// (and a last warning saying there are more); a note with bytes after its text is corrupt.
+#[test]
+fn notes_of_logs_cut_short_read_back_as_warnings() {
+    let path = tmp("notes.jas");
+    let s = schema(&["A"], &["P"]);
+    let mut counts = MethodCounts::default();
+    counts.kinds.push((0, 8, 1));
+    counts.phases.push((0, 8));
+    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    w.write(&s, Some("M"), 0, None, &counts).unwrap();
+    w.write_cut_note("a.jas: cut \u{1b}[31m red \u{202e}txt.exe\n")
+        .unwrap();
+    w.write_cut_note(&"x".repeat(3000)).unwrap();
+    for i in 0..110 {
+        w.write_cut_note(&format!("shard {i}")).unwrap();
+    }
+    w.write(&s, Some("N"), 1, None, &counts).unwrap();
+    w.finish().unwrap();
+    let (records, warnings) = log::read_all(&path).unwrap();
+    assert_eq!(records.len(), 2, "notes are no records");
+    assert_eq!(warnings.len(), 101, "{warnings:?}");
+    let first = &warnings[0];
+    assert!(
+        first.contains("notes.jas: holds the records of a log that was cut short")
+            && first.ends_with(r"a.jas: cut \u{1b}[31m red \u{202e}txt.exe\n"),
+        "{first}"
+    );
+    assert!(!first.contains('\u{1b}') && !first.contains('\u{202e}') && !first.contains('\n'));
+    assert!(warnings[1].ends_with("x..."), "{}", warnings[1]);
+    assert!(warnings[1].len() < 2200, "{}", warnings[1].len());
+    assert!(warnings[99].ends_with("shard 97"), "{}", warnings[99]);
+    assert!(
+        warnings[100].contains("more logs that were cut short"),
+        "{}",
+        warnings[100]
+    );
+
+    let mut bytes = header_for(Content::Log, 2).to_vec();
+    let mut payload = Vec::new();
+    put_str(&mut payload, "b.jas: cut");
+    payload.push(0);
+    put_frame(&mut bytes, 4, &payload);
+    let bad = tmp("notes-bad.jas");
+    std::fs::write(&bad, bytes).unwrap();
+    let e = log::read_all(&bad).expect_err("a note with bytes after its text");
+    assert!(e.message.contains("bytes after its last field"), "{e}");
+}

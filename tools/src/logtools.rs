@@ -452,6 +452,9 @@ fn records_one_thread(
         }
         Ok(())
     })?;
+    for note in &warnings {
+        writer.write_cut_note(note).map_err(io)?;
+    }
     writer
         .finish()
         .and_then(|w| w.into_inner().map_err(|e| e.into_error()))

@@ -491,6 +491,35 @@ fn bad_inputs_exit_2_with_a_clear_message() {
         "{err}"
     );
     assert!(out.contains("9 matched, 1 only in base"), "{out}");
+    // Merged with another shard, the cut shard still makes the check INCOMPLETE: the merged
+    // log carries its warning.
+    let other = generated("bad-other.jas", 8, 10, &[]);
+    let merged = tmp("bad-merged-cut.jas");
+    let (code, _, err) = cli(&["merge", "-o", s(&merged), s(&cut), s(&other)]);
+    assert!(code == 0 && err.contains("cut short"), "{err}");
+    let whole = tmp("bad-merged-whole.jas");
+    let (code, _, err) = cli(&["merge", "-o", s(&whole), s(&good), s(&other)]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = cli(&["memdiff", s(&whole), s(&merged)]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("INCOMPLETE (exit 1)") && out.contains("bad-merged-cut.jas: a log cut short"),
+        "{out}"
+    );
+    assert!(
+        err.contains("holds the records of a log that was cut short")
+            && err.contains("bad-cut.jas"),
+        "{err}"
+    );
+    let (code, _, err) = cli(&[
+        "memdiff",
+        s(&whole),
+        s(&merged),
+        "--allow-truncated",
+        "--max-missed",
+        "10",
+    ]);
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]

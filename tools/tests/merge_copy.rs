@@ -272,6 +272,24 @@ fn a_log_cut_short_merges_to_the_same_file_with_the_same_warning() {
         merged.warnings
     );
     assert_eq!((merged.records, merged.copied), (5999, 5999));
+    // The merged log says so too, and so does a merge of it: what a gate reads of the shards.
+    let out = tmp("merged-cut.jas");
+    let (records, warnings) = jitarena::log::read_all(&out).unwrap();
+    assert_eq!(records.len(), 5999);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let carried = &warnings[0];
+    assert!(
+        carried.contains("merged-cut.jas: holds the records of a log that was cut short")
+            && carried.contains(&merged.warnings[0]),
+        "{carried}"
+    );
+    let again = both("cut-again", &[out]);
+    assert_eq!(again.warnings, warnings);
+    let (_, nested) = jitarena::log::read_all(&tmp("merged-cut-again.jas")).unwrap();
+    assert!(
+        nested.len() == 1 && nested[0].ends_with(&merged.warnings[0]),
+        "{nested:?}"
+    );
 }
 
 /// The first corrupt record is reported, whether its counters or its head are corrupt: the

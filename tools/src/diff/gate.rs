@@ -177,7 +177,7 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
     if !rules.allow_truncated {
         for file in &c.truncated {
             out.push(format!(
-                "{file} was cut short (its last record is incomplete: a JIT killed while writing, or a log still being written); --allow-truncated accepts it"
+                "{file}: a log cut short (its last record, or that of a log merged into it, is incomplete: a JIT killed while writing, or a log still being written); --allow-truncated accepts it"
             ));
         }
     }

@@ -35,6 +35,8 @@ enum Job {
     Copies(RecordBatch),
     /// Records decoded and laid out against the output's schema, to be encoded.
     Records(Vec<Decoded>),
+    /// The inputs' warnings, after their last record: notes of logs cut short.
+    CutNotes(Vec<String>),
 }
 
 /// A record decoded, its counters laid out against the output's schema.
@@ -305,6 +307,10 @@ fn read_jobs(
     })?;
     feed.copies(&mut batch)?;
     feed.decoded(&mut decoded)?;
+    if !warnings.is_empty() {
+        let notes = Job::CutNotes(warnings.clone());
+        feed.send.send(notes).map_err(|_| Halt::WriterGone)?;
+    }
     Ok(Merged {
         records: n,
         copied,
@@ -343,6 +349,11 @@ fn write_jobs(
                     writer
                         .write(schema, name, r.context, tier, &r.counts)
                         .map_err(io)?;
+                }
+            }
+            Job::CutNotes(notes) => {
+                for note in &notes {
+                    writer.write_cut_note(note).map_err(io)?;
                 }
             }
         }
