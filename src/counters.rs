@@ -32,8 +32,18 @@ impl Schema {
     /// A schema after checking its names: at most 255 kinds and 1024 phases, each name 1 to 255
     /// bytes with no white space or control characters, unique within its list.
     pub fn new(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
-        check_names("kind", &kinds, JITARENA_MAX_KINDS as usize)?;
-        check_names("phase", &phases, JITARENA_MAX_PHASES as usize)?;
+        check_names(
+            "kind",
+            &kinds,
+            JITARENA_MAX_KINDS as usize,
+            first_repeat_hashed,
+        )?;
+        check_names(
+            "phase",
+            &phases,
+            JITARENA_MAX_PHASES as usize,
+            first_repeat_hashed,
+        )?;
         Ok(Schema { kinds, phases })
     }
 
@@ -42,8 +52,8 @@ impl Schema {
     /// many processes, or written by other tools, may name more than 255 kinds, and readers
     /// count them all. Arenas (and replay) keep the limits of [`Schema::new`].
     pub fn read(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
-        check_names("kind", &kinds, usize::MAX)?;
-        check_names("phase", &phases, usize::MAX)?;
+        check_names("kind", &kinds, usize::MAX, first_repeat_sorted)?;
+        check_names("phase", &phases, usize::MAX, first_repeat_sorted)?;
         Ok(Schema { kinds, phases })
     }
 
@@ -87,7 +97,8 @@ pub(crate) fn lock_schema_cache() -> MutexGuard<'static, Vec<Shared<Schema>>> {
 /// FNV-1a, to find repeated names: unlike the standard library's default hasher (SipHash with
 /// random keys, which a set must fetch from the kernel), it adds next to no code to a JIT that
 /// links the library (see BENCHMARKS.md, "Footprint"). The names are the host's own (at most
-/// 1,024 of them), so a hash flood is no concern.
+/// 1,024 of them), so a hash flood is no concern; names a file gives, of any number, are
+/// checked by sorting ([`first_repeat_sorted`]).
 fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
@@ -137,7 +148,40 @@ impl<'a> NameSet<'a> {
     }
 }
 
-fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
+/// The first of `names` that repeats an earlier one, by [`NameSet`]: for the host's names.
+fn first_repeat_hashed(names: &[String]) -> Result<Option<usize>, Error> {
+    let mut seen =
+        NameSet::new(names).ok_or_else(|| out_of_memory("no memory to check the names"))?;
+    Ok((0..names.len()).find(|&i| !seen.insert(i)))
+}
+
+/// The first of `names` that repeats an earlier one, by sorting their indexes by name: for the
+/// names a file gives, however many, in O(n log n) comparisons whatever they are (crafted names
+/// could make every one meet in a table hashed without a key).
+fn first_repeat_sorted(names: &[String]) -> Result<Option<usize>, Error> {
+    let mut order = Vec::new();
+    order
+        .try_reserve_exact(names.len())
+        .map_err(|_| out_of_memory("no memory to check the names"))?;
+    order.extend(0..names.len());
+    let name = |i: usize| names.get(i).map_or("", String::as_str);
+    order.sort_unstable_by(|&a, &b| name(a).cmp(name(b)).then(a.cmp(&b)));
+    // In each run of equal names, sorted by index, every index after the first repeats it.
+    Ok(order
+        .windows(2)
+        .filter(|w| name(w[0]) == name(w[1]))
+        .map(|w| w[1])
+        .min())
+}
+
+/// Checks a list of names: at most `max`, each valid, none repeated (`first_repeat` finds the
+/// first name that repeats an earlier one). The error names the first bad or repeated name.
+fn check_names(
+    what: &str,
+    names: &[String],
+    max: usize,
+    first_repeat: fn(&[String]) -> Result<Option<usize>, Error>,
+) -> Result<(), Error> {
     if names.len() > max {
         return Err(Error::new(
             ErrorCode::Config,
@@ -151,8 +195,7 @@ fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
             ),
         ));
     }
-    let mut seen =
-        NameSet::new(names).ok_or_else(|| out_of_memory("no memory to check the names"))?;
+    let repeat = first_repeat(names)?;
     for (i, name) in names.iter().enumerate() {
         let bad = name.is_empty()
             || name.len() > MAX_NAME_LEN
@@ -172,7 +215,7 @@ fn check_names(what: &str, names: &[String], max: usize) -> Result<(), Error> {
                 ),
             ));
         }
-        if !seen.insert(i) {
+        if repeat == Some(i) {
             return Err(Error::new(
                 ErrorCode::Config,
                 message!(what, " ", i, " repeats the name ", Quoted(name)),
@@ -242,10 +285,11 @@ mod tests {
     #[test]
     fn check_names_finds_the_first_repeat_among_many_names() {
         let mut names: Vec<String> = (0..1024).map(|i| format!("Phase{i}")).collect();
-        assert!(check_names("phase", &names, 1024).is_ok());
+        assert!(check_names("phase", &names, 1024, first_repeat_hashed).is_ok());
         names[700] = "Phase12".to_string();
         names[900] = "Phase3".to_string();
-        let err = check_names("phase", &names, 1024).expect_err("a repeated name");
+        let err =
+            check_names("phase", &names, 1024, first_repeat_hashed).expect_err("a repeated name");
         assert!(
             err.message
                 .contains("phase 700 repeats the name \"Phase12\""),
@@ -265,7 +309,7 @@ mod tests {
             let list: Vec<String> = list.into_iter().map(String::from).collect();
             let repeats = (1..list.len()).any(|i| list[..i].contains(&list[i]));
             assert_eq!(
-                check_names("kind", &list, 255).is_err(),
+                check_names("kind", &list, 255, first_repeat_hashed).is_err(),
                 repeats,
                 "{list:?}"
             );
@@ -288,9 +332,46 @@ mod tests {
                 .expect("two of 64 names share a slot")
         };
         let (a, b) = meeting(3);
-        assert!(check_names("kind", &[a.clone(), b.clone()], 255).is_ok());
+        assert!(check_names("kind", &[a.clone(), b.clone()], 255, first_repeat_hashed).is_ok());
         let (a, b) = meeting(7);
-        assert!(check_names("kind", &[a.clone(), b.clone()], 255).is_ok());
-        assert!(check_names("kind", &[a.clone(), b.clone(), b.clone()], 255).is_err());
+        assert!(check_names("kind", &[a.clone(), b.clone()], 255, first_repeat_hashed).is_ok());
+        assert!(check_names(
+            "kind",
+            &[a.clone(), b.clone(), b.clone()],
+            255,
+            first_repeat_hashed
+        )
+        .is_err());
+    }
+
+    /// The two ways of finding a repeat find the same one: the first name that repeats an
+    /// earlier one, whatever the order of the repeats; a file's many names are checked by
+    /// sorting, with the same error.
+    #[test]
+    fn sorting_finds_the_repeat_hashing_finds() {
+        let base: Vec<String> = (0..600).map(|i| format!("N{}", i * 7919 % 600)).collect();
+        for (at, of) in [(599, 3), (10, 9), (300, 200), (1, 0)] {
+            let mut names = base.clone();
+            names[at] = names[of].clone();
+            names[at / 2 + 1] = if at / 2 + 1 > of {
+                names[of].clone()
+            } else {
+                "Z".into()
+            };
+            let hashed = first_repeat_hashed(&names).unwrap();
+            assert!(hashed.is_some());
+            assert_eq!(first_repeat_sorted(&names).unwrap(), hashed, "{at} {of}");
+        }
+        assert_eq!(first_repeat_sorted(&base).unwrap(), None);
+        assert_eq!(first_repeat_sorted(&[]).unwrap(), None);
+        let mut many: Vec<String> = (0..300_000).map(|i| format!("Kind{i}")).collect();
+        many.push("Kind123456".into());
+        let err = Schema::read(many, Vec::new()).expect_err("a repeated name");
+        assert!(
+            err.message
+                .contains("kind 300000 repeats the name \"Kind123456\""),
+            "{}",
+            err.message
+        );
     }
 }
