@@ -35,6 +35,11 @@ const FRAME_CUT_NOTE: u8 = 4;
 const CUT_NOTES_KEPT: usize = 100;
 /// The bytes of a note's text a warning shows, at most.
 const CUT_NOTE_SHOWN: usize = 2000;
+/// The bytes of a method's name a version-2 reader hands out, at most: a longer name is cut
+/// (at a character) and ends in `...`. A record can share all of a long name with the record
+/// before it at the cost of a few bytes of the file, so a reader that handed out whole names
+/// would copy a name's length for each such record: megabytes per record of a crafted file.
+pub const NAME_SHOWN_MAX: usize = 4096;
 
 /// Who a record is about.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
@@ -709,6 +714,17 @@ impl DictionaryReader {
 }
 
 /// Sets `slot` to `text`, reusing its allocation.
+/// `name` cut to [`NAME_SHOWN_MAX`] bytes, at a character, ending in `...`, into `into`.
+fn cut_name(name: &str, into: &mut String) {
+    let mut end = NAME_SHOWN_MAX - 3;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    into.clear();
+    into.push_str(name.get(..end).unwrap_or_default());
+    into.push_str("...");
+}
+
 fn reuse(slot: &mut Option<String>, text: &str) {
     match slot {
         Some(s) => {
@@ -758,6 +774,9 @@ pub struct LogReader {
     scratch: Cell<Vec<u64>>,
     /// Notes of logs cut short met so far ([`FRAME_CUT_NOTE`]).
     cut_notes: usize,
+    /// Version 2: the current record's name as handed out, when `prev.name` is longer than
+    /// [`NAME_SHOWN_MAX`] (see [`LogReader::name`]).
+    long_name: String,
 }
 
 impl LogReader {
@@ -770,6 +789,7 @@ impl LogReader {
             head: record::Head::default(),
             scratch: Cell::new(Vec::new()),
             cut_notes: 0,
+            long_name: String::new(),
         })
     }
 
@@ -896,10 +916,22 @@ impl LogReader {
                         Ok(()) => self.frames.corrupt(frame.offset, e.0),
                     }
                 })?;
+                if self.prev.name.len() > NAME_SHOWN_MAX {
+                    cut_name(&self.prev.name, &mut self.long_name);
+                }
             }
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// Version 2: the name of the record [`LogReader::next_raw`] moved to, as handed out: at
+    /// most [`NAME_SHOWN_MAX`] bytes.
+    pub(crate) fn name(&self) -> &str {
+        match self.prev.name.len() > NAME_SHOWN_MAX {
+            true => &self.long_name,
+            false => &self.prev.name,
+        }
     }
 
     /// The warning of the current frame, a note of a log cut short: `None` past the notes
@@ -970,7 +1002,7 @@ impl LogReader {
         let h = &self.head;
         let schema = self
             .dict
-            .ids_into(h.schema, h.tier, &self.prev.name, &mut record.info)?;
+            .ids_into(h.schema, h.tier, self.name(), &mut record.info)?;
         record.info.context = self.prev.context;
         if !Shared::ptr_eq(&record.schema, schema) {
             record.schema = Shared::clone(schema);

@@ -588,3 +588,47 @@ fn notes_of_logs_cut_short_read_back_as_warnings() {
     let e = log::read_all(&bad).expect_err("a note with bytes after its text");
     assert!(e.message.contains("bytes after its last field"), "{e}");
 }
+
+/// A record may share all of a long name with the one before it for a few bytes of the file:
+/// readers hand out at most `NAME_SHOWN_MAX` bytes of it, so that a crafted file of such
+/// records (here 2 MiB of name, then 20,000 records of 21 bytes) costs its own size to read,
+/// not a name's length per record.
+#[test]
+fn a_long_name_shared_by_many_records_is_handed_out_cut() {
+    let s = schema(&["A"], &["P"]);
+    let mut counts = MethodCounts::default();
+    counts.kinds.push((0, 8, 1));
+    counts.phases.push((0, 8));
+    let big = format!("{}é", "a".repeat(2 << 20));
+    let mut w = LogWriter::new(Vec::new()).unwrap();
+    w.write(&s, Some(&big), 0, None, &counts).unwrap();
+    let mut w = {
+        let first = w.finish().unwrap();
+        let mut w = LogWriter::new(Vec::new()).unwrap();
+        w.write(&s, Some(&big), 0, None, &counts).unwrap();
+        w.write(&s, Some(&big), 1, None, &counts).unwrap();
+        let both = w.finish().unwrap();
+        let again = both[first.len()..].to_vec();
+        assert!(again.len() < 32, "{}", again.len());
+        let mut bytes = both;
+        for _ in 0..20_000 {
+            bytes.extend_from_slice(&again);
+        }
+        bytes
+    };
+    let path = tmp("long-shared-name.jas");
+    std::fs::write(&path, std::mem::take(&mut w)).unwrap();
+    let (records, warnings) = log::read_all(&path).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(records.len(), 20_002);
+    for r in [&records[0], &records[20_001]] {
+        let name = r.info.name.as_deref().unwrap();
+        assert!(name.len() <= log::NAME_SHOWN_MAX, "{}", name.len());
+        assert!(
+            name.starts_with("aaaa") && name.ends_with("a..."),
+            "{}",
+            &name[name.len() - 8..]
+        );
+    }
+    assert_eq!(records[20_001].info.context, 20_001);
+}

@@ -84,7 +84,7 @@ impl LogReader {
             schema,
             tier,
             context: self.prev.context,
-            name: Some(self.prev.name.as_str()).filter(|n| !n.is_empty()),
+            name: Some(self.name()).filter(|n| !n.is_empty()),
             head,
             payload,
         })
@@ -386,7 +386,7 @@ impl LogReader {
         let counters = start + head.body - body..batch.bytes.len();
         let read = crc.map(|crc| (start..batch.bytes.len(), crc));
         let start = batch.names.len();
-        batch.names.push_str(&self.prev.name);
+        batch.names.push_str(self.name());
         let name = start..batch.names.len();
         batch.taken.push(Taken {
             head: head.of_counters(),
