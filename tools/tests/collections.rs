@@ -263,6 +263,15 @@ fn a_diff_missing_thirty_percent_of_a_collection_fails_with_the_counts() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["verdict"]["status"], "INCOMPLETE");
+    // The collection's own verdict is INCOMPLETE too; its diff's is the thresholds' alone.
+    assert_eq!(doc["collections"][0]["status"], "INCOMPLETE");
+    assert_eq!(doc["collections"][0]["exit_code"], 1);
+    assert_eq!(doc["collections"][0]["diff"]["verdict"]["exit_code"], 0);
+    // A failing verdict is never told "no significant differences".
+    assert!(
+        !md.contains("No significant memory differences found"),
+        "{md}"
+    );
     assert_eq!(doc["collections"][0]["diff"]["coverage"]["only_base"], 60);
     assert_eq!(
         doc["collections"][0]["missing_in_diff"]
@@ -326,7 +335,7 @@ fn a_log_cut_short_fails_unless_allowed() {
     std::fs::write(&diff, &bytes[..bytes.len() - 3]).unwrap();
     let (code, out, err) = cli(&["memdiff", s(&base), s(&diff), "--max-missed", "5"]);
     assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("was cut short"), "{out}");
+    assert!(out.contains("diff.jas: a log cut short"), "{out}");
     assert!(out.contains("--allow-truncated accepts it"), "{out}");
     let (code, out, err) = cli(&[
         "memdiff",
@@ -338,6 +347,25 @@ fn a_log_cut_short_fails_unless_allowed() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(err.contains("warning"), "the cut is still reported: {err}");
+    // In the pull request's summary too.
+    let md = tmp("cut/summary.md");
+    let (code, _, _) = cli(&[
+        "memdiff",
+        s(&base),
+        s(&diff),
+        "--max-missed",
+        "5",
+        "--allow-truncated",
+        "--md",
+        s(&md),
+    ]);
+    assert_eq!(code, 0);
+    let md = std::fs::read_to_string(&md).unwrap();
+    let warnings = section(&md, "Warnings (1):");
+    assert!(
+        warnings.contains(r"diff\.jas\: the last record") && warnings.contains("cut short"),
+        "{md}"
+    );
 }
 
 /// Two directory names that differ only in bytes that are not UTF-8 are two collections: the

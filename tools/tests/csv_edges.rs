@@ -103,6 +103,8 @@ fn numbers_that_do_not_fit_are_errors_naming_file_and_line() {
         ("nan", "NaN"),
         ("inf", "inf"),
         ("negative", "-5"),
+        ("negative-zero", "-0"),
+        ("negative-fraction", "-0.4"),
         ("word", "lots"),
     ] {
         let file = format!("{name}.csv");
@@ -226,5 +228,26 @@ fn dump_csv_reads_back_exactly() {
         assert_eq!(&row[10], (10 + i).to_string());
         assert_eq!(&row[11], (100 + i).to_string());
         assert_eq!(&row[13], (110 + 2 * i).to_string());
+    }
+}
+
+/// The two columns must be two: one named twice, or in another case, would be compared with
+/// itself (a diff of 0.00% whatever the JITs did).
+#[test]
+fn base_and_diff_columns_that_are_one_column_are_an_error() {
+    let path = write(
+        "same-col.csv",
+        b"Method,Bytes,Other
+A,1,2
+",
+    );
+    for (base, diff) in [("Bytes", "Bytes"), ("bytes", "BYTES")] {
+        let err = diff::diff_csv(&path, base, diff, &DiffOptions::default())
+            .expect_err("one column")
+            .to_string();
+        assert!(
+            err.contains("same-col.csv:1") && err.contains("name the same column (\"Bytes\""),
+            "{err}"
+        );
     }
 }

@@ -73,6 +73,15 @@ pub fn diff_csv(
     };
     let b = col(&[base_col]).ok_or_else(|| missing(base_col))?;
     let d = col(&[diff_col]).ok_or_else(|| missing(diff_col))?;
+    if b == d {
+        return Err(bad(
+            header_line,
+            format!(
+                "--base-col {base_col:?} and --diff-col {diff_col:?} name the same column ({:?}, names compared without case): the diff would compare it with itself",
+                header.get(b).unwrap_or("")
+            ),
+        ));
+    }
     let name_col = col(&["name", "method", "method name", "method full name"]);
     let tier_col = col(&["tier"]);
     let ctx_col = col(&["context", "context number"]);
@@ -181,6 +190,9 @@ pub fn diff_csv(
 /// A cell as a number of bytes: a whole number from 0 to `u64::MAX` exactly, or a decimal
 /// (rounded) below 2^64; `None` for anything else, never a number clamped into range.
 fn parse_bytes(v: &str) -> Option<u64> {
+    if v.starts_with('-') {
+        return None; // not even `-0.4`, which rounds to zero
+    }
     if let Ok(n) = v.parse::<u64>() {
         return Some(n);
     }

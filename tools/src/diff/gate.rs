@@ -11,11 +11,17 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
     let mut summary: Vec<String> = Vec::new();
     let total = pct_change(o.base.bytes, o.diff.bytes);
     let fmt_pct = |p: Option<f64>| p.map_or("new".to_string(), |p| format!("{p:+.2}%"));
+    // A change beside its limit, with the decimals that keep it on its side of the limit
+    // (`+25.0004%` above 25%, `+24.9996%` within it; not `+25.00%` either way).
+    let against = |p: Option<f64>, limit: f64| match p {
+        Some(p) => format!("{p:+.0$}%", decimals_against(p, limit)),
+        None => "new".to_string(),
+    };
     let th = crate::report::thousands;
     if o.diff.bytes > o.base.bytes && total.is_none_or(|p| p > t.fail_above) {
         failures.push(format!(
             "total bytes grew {} ({} → {}), above --fail-above {}%",
-            fmt_pct(total),
+            against(total, t.fail_above),
             th(o.base.bytes),
             th(o.diff.bytes),
             t.fail_above
@@ -43,7 +49,7 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
                 kinds_over.push(format!(
                     "kind {} grew {} ({} → {})",
                     crate::report::shown(&k.name),
-                    fmt_pct(p),
+                    against(p, limit),
                     th(k.base),
                     th(k.diff)
                 ));
@@ -81,7 +87,7 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
     } else {
         let mut parts = vec![format!(
             "total {} (limit +{}%)",
-            fmt_pct(total).replace("new", "+0.00%"),
+            against(total, t.fail_above).replace("new", "+0.00%"),
             t.fail_above
         )];
         if let Some(limit) = t.kind_fail_above {
@@ -89,7 +95,7 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
                 Some((k, p)) => format!(
                     "largest kind growth {} {} (limit +{limit}% for kinds of at least {} bytes)",
                     crate::report::shown(&k.name),
-                    fmt_pct(p),
+                    against(p, limit),
                     th(floor)
                 ),
                 None => format!(
@@ -159,13 +165,7 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
         if missed > 0 && share > rules.max_missed {
             // Enough decimals that the share does not read as within the limit (`1.00%, above
             // --max-missed 1%`).
-            let mut shown = format!("{share:.2}");
-            for digits in 3..=9 {
-                if shown.parse::<f64>().is_ok_and(|s| s > rules.max_missed) {
-                    break;
-                }
-                shown = format!("{share:.digits$}");
-            }
+            let shown = format!("{share:.0$}", decimals_against(share, rules.max_missed));
             out.push(format!(
                 "the {side} misses {} of the {other}'s {} methods ({shown}%), above --max-missed {}%",
                 th(missed),
@@ -182,4 +182,32 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
         }
     }
     out
+}
+
+/// The decimals, from 2 to 9, that `value` needs to read on the same side of `limit` as it is
+/// (above it, or at or below it).
+fn decimals_against(value: f64, limit: f64) -> usize {
+    let above = value > limit;
+    (2..=9)
+        .find(|&digits| {
+            format!("{value:.digits$}")
+                .parse::<f64>()
+                .is_ok_and(|shown| (shown > limit) == above)
+        })
+        .unwrap_or(9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decimals_against;
+
+    #[test]
+    fn a_figure_reads_on_its_side_of_the_limit() {
+        assert_eq!(decimals_against(30.0, 25.0), 2);
+        assert_eq!(decimals_against(25.001, 25.0), 3);
+        assert_eq!(decimals_against(25.0004, 25.0), 4);
+        assert_eq!(decimals_against(24.9996, 25.0), 2); // 25.00: not above
+        assert_eq!(decimals_against(25.0, 25.0), 2);
+        assert_eq!(decimals_against(1.000_000_000_01, 1.0), 9);
+    }
 }

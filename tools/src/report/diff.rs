@@ -781,6 +781,7 @@ pub fn render_report_json(r: &crate::diff::Report) -> String {
             json!({
                 "name": c.name,
                 "status": c.status().label(),
+                "exit_code": c.status().exit_code(),
                 "coverage_failures": c.coverage_failures,
                 "missing_in_diff": missing(&cov.missing_in_diff),
                 "missing_in_base": missing(&cov.missing_in_base),

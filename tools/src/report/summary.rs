@@ -134,7 +134,13 @@ pub fn render_markdown(r: &Report) -> String {
         let _ = writeln!(o);
     }
     if !any {
-        let _ = writeln!(o, "No significant memory differences found");
+        // The replay tool's words, but only where the verdict agrees with them: a kind's
+        // growth fails with the totals unmoved.
+        let text = match r.outcome.status {
+            Status::Pass => "No significant memory differences found",
+            _ => "No collection's total changed significantly; the verdict above names the rule that decided",
+        };
+        let _ = writeln!(o, "{text}");
         let _ = writeln!(o);
     }
     details(&mut o, "Details", |o| {
@@ -304,7 +310,26 @@ fn coverage_table(o: &mut String, r: &Report) {
             md_text(&s.reason)
         );
     }
+    let warnings = r.warnings();
+    if !warnings.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Warnings ({}):", thousands(warnings.len() as u64));
+        let _ = writeln!(o);
+        for w in warnings.iter().take(WARNINGS_SHOWN) {
+            let _ = writeln!(o, "- {}", md_text(&shown(w)));
+        }
+        if warnings.len() > WARNINGS_SHOWN {
+            let _ = writeln!(
+                o,
+                "- and {} more (all of them in the JSON report and on standard error)",
+                thousands((warnings.len() - WARNINGS_SHOWN) as u64)
+            );
+        }
+    }
 }
+
+/// The readers' warnings the summary lists, at most.
+const WARNINGS_SHOWN: usize = 20;
 
 fn missing_details(o: &mut String, r: &Report, n: usize) {
     let missing = r.missing_across(n);
