@@ -103,6 +103,15 @@ fn changed_while_read(path: &Path) -> Error {
     )
 }
 
+/// Refuses any of `paths` that is not a regular file, before `tool` reads any (it reads each
+/// twice).
+fn regular_files(paths: &[PathBuf], tool: &str) -> Result<(), Error> {
+    for path in paths {
+        crate::diff::regular_file(path, tool)?;
+    }
+    Ok(())
+}
+
 /// The union of the schemas of these logs (a first pass over them).
 pub fn union_of(paths: &[PathBuf]) -> Result<SchemaUnion, Error> {
     union_shown(paths, &Progress::hidden(), Pass1::Decode)
@@ -290,6 +299,7 @@ pub fn merge_in_batches(
     batch_records: usize,
 ) -> Result<Merged, Error> {
     check_not_input(out, paths)?;
+    regular_files(paths, "merge")?;
     if let Some((mut union, firsts)) = guess_first_pass(paths) {
         let guess = pipelined::Guess::new(&firsts);
         if let Ok(schema) = union.schema() {
@@ -344,6 +354,7 @@ pub fn merge_in_batches(
 /// against.
 pub fn merge_decoding(paths: &[PathBuf], out: &Path, progress: &Progress) -> Result<Merged, Error> {
     check_not_input(out, paths)?;
+    regular_files(paths, "merge")?;
     let mut union = union_shown(paths, progress, Pass1::Decode)?;
     let schema = Shared::new(union.schema()?);
     records_one_thread(paths, out, progress, &mut union, &schema, false)
@@ -507,6 +518,7 @@ pub fn dump(
         }
         return Ok(warnings);
     }
+    regular_files(paths, "dump")?;
     let mut union = union_of(paths)?;
     let schema = union.schema()?;
     let mut counts = MethodCounts::default();

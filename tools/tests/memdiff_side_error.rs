@@ -44,10 +44,14 @@ fn open_pipe(name: &str) -> (PathBuf, File) {
 /// Runs `jitarena memdiff base diff`; the exit code, stdout and stderr, or a panic if it has
 /// not ended within a minute.
 fn memdiff_within_a_minute(base: &PathBuf, diff: &PathBuf) -> (i32, String, String) {
+    within_a_minute(&["memdiff".as_ref(), base.as_os_str(), diff.as_os_str()])
+}
+
+/// Runs `jitarena` with `args`; the exit code, stdout and stderr, or a panic if it has not
+/// ended within a minute.
+fn within_a_minute(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .arg("memdiff")
-        .arg(base)
-        .arg(diff)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -81,6 +85,38 @@ fn a_pipe_is_refused_up_front_naming_it() {
     assert!(stderr.contains(&diff.display().to_string()), "{stderr}");
     assert!(stderr.contains("not a regular file"), "{stderr}");
     assert!(stdout.is_empty(), "a partial report: {stdout}");
+}
+
+/// merge and dump read each log twice too: a pipe is refused before anything is read (merge
+/// said "the file is empty" of `<(cat log)`, and waited forever on a FIFO).
+#[test]
+fn merge_and_dump_refuse_a_pipe_up_front_naming_it() {
+    let (pipe, _writer) = open_pipe("merge_pipe.jas");
+    let out = tmp("merged_from_pipe.jas");
+    for (tool, args) in [
+        (
+            "merge",
+            vec![
+                "merge".as_ref(),
+                "-o".as_ref(),
+                out.as_os_str(),
+                pipe.as_os_str(),
+            ],
+        ),
+        ("dump", vec!["dump".as_ref(), pipe.as_os_str()]),
+    ] {
+        let (code, stdout, stderr) = within_a_minute(&args);
+        assert_eq!(code, 2, "{tool}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{}: not a regular file (a pipe?); {tool} reads each log twice",
+                pipe.display()
+            )),
+            "{tool}: {stderr}"
+        );
+        assert!(stdout.is_empty(), "{tool}: {stdout}");
+    }
+    assert!(!out.exists());
 }
 
 #[test]

@@ -10,7 +10,6 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
     let mut failures: Vec<String> = Vec::new();
     let mut summary: Vec<String> = Vec::new();
     let total = pct_change(o.base.bytes, o.diff.bytes);
-    let fmt_pct = |p: Option<f64>| p.map_or("new".to_string(), |p| format!("{p:+.2}%"));
     // A change beside its limit, with the decimals that keep it on its side of the limit
     // (`+25.0004%` above 25%, `+24.9996%` within it; not `+25.00%` either way).
     let against = |p: Option<f64>, limit: f64| match p {

@@ -263,14 +263,21 @@ type Stamp = (u64, Option<std::time::SystemTime>);
 /// its records and the third would find it empty, or wait forever for a writer. Returns the
 /// file's [`Stamp`].
 fn check_rereadable(path: &Path) -> Result<Stamp, Error> {
+    let meta = regular_file(path, "memdiff")?;
+    Ok((meta.len(), meta.modified().ok()))
+}
+
+/// The metadata of `path`, a regular file; an error naming it otherwise (a pipe or a device,
+/// which `tool`, reading each log twice, would find empty or wait on forever the second time).
+pub(crate) fn regular_file(path: &Path, tool: &str) -> Result<std::fs::Metadata, Error> {
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, "open", &e))?;
     if meta.is_file() {
-        return Ok((meta.len(), meta.modified().ok()));
+        return Ok(meta);
     }
     Err(Error::new(
         jitarena::ErrorCode::Io,
         format!(
-            "{}: not a regular file (a pipe?); memdiff reads each log twice, so write it to a file first",
+            "{}: not a regular file (a pipe?); {tool} reads each log twice, so write it to a file first",
             path.display()
         ),
     ))

@@ -8,6 +8,7 @@ mod collections;
 mod csv;
 mod gate;
 mod logs;
+pub(crate) use logs::regular_file;
 mod side;
 mod tally;
 
