@@ -8,7 +8,7 @@ mod common;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -43,7 +43,7 @@ fn open_pipe(name: &str) -> (PathBuf, File) {
 
 /// Runs `jitarena memdiff base diff`; the exit code, stdout and stderr, or a panic if it has
 /// not ended within a minute.
-fn memdiff_within_a_minute(base: &PathBuf, diff: &PathBuf) -> (i32, String, String) {
+fn memdiff_within_a_minute(base: &Path, diff: &Path) -> (i32, String, String) {
     within_a_minute(&["memdiff".as_ref(), base.as_os_str(), diff.as_os_str()])
 }
 
