@@ -140,6 +140,7 @@ pub(super) fn records(
     guess: Option<Guess<'_>>,
 ) -> Result<Option<Merged>, Error> {
     let mut file = OutputFile::create(out)?;
+    file.preallocate(super::input_bytes(paths));
     file.start_writeback();
     let (send, jobs) = mpsc::sync_channel(BATCHES_QUEUED);
     let (give_back, spares) = mpsc::channel();
