@@ -23,6 +23,12 @@ pub struct Schema {
     pub phases: Vec<String>,
 }
 
+/// The most kinds, and the most phases, of a schema read from a stats log or united from
+/// several ([`Schema::read`]): 16 times an arena's kinds, 4 times its phases. Every record of a
+/// merged log carries a bitmap over the union's slots, so a bound on them bounds what a merge
+/// can write for each record, whatever schema a crafted log defines.
+pub const MAX_LOG_NAMES: usize = 4096;
+
 /// Name shown for the invalid-kind bucket.
 pub const INVALID_KIND_NAME: &str = "(invalid kind)";
 /// Name shown for bytes requested outside any phase.
@@ -48,10 +54,20 @@ impl Schema {
     }
 
     /// A schema read from a stats log, or united from several, after checking its names as
-    /// [`Schema::new`] does, but without the arena's limits on their number: logs merged from
-    /// many processes, or written by other tools, may name more than 255 kinds, and readers
-    /// count them all. Arenas (and replay) keep the limits of [`Schema::new`].
+    /// [`Schema::new`] does, but with wider limits on their number ([`MAX_LOG_NAMES`] kinds
+    /// and phases): logs merged from many processes, or written by other tools, may name more
+    /// than 255 kinds, and readers count them all. Arenas (and replay) keep the limits of
+    /// [`Schema::new`].
     pub fn read(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
+        check_names("kind", &kinds, MAX_LOG_NAMES, first_repeat_sorted)?;
+        check_names("phase", &phases, MAX_LOG_NAMES, first_repeat_sorted)?;
+        Ok(Schema { kinds, phases })
+    }
+
+    /// A schema united from the schemas of several logs, for a report over them (`stats`):
+    /// its names checked as [`Schema::read`] checks them, but any number of them. A union that
+    /// is written as a log's schema (a merge) keeps [`Schema::read`]'s limits.
+    pub fn united(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
         check_names("kind", &kinds, usize::MAX, first_repeat_sorted)?;
         check_names("phase", &phases, usize::MAX, first_repeat_sorted)?;
         Ok(Schema { kinds, phases })
@@ -364,12 +380,19 @@ mod tests {
         }
         assert_eq!(first_repeat_sorted(&base).unwrap(), None);
         assert_eq!(first_repeat_sorted(&[]).unwrap(), None);
-        let mut many: Vec<String> = (0..300_000).map(|i| format!("Kind{i}")).collect();
-        many.push("Kind123456".into());
-        let err = Schema::read(many, Vec::new()).expect_err("a repeated name");
+        let mut many: Vec<String> = (0..MAX_LOG_NAMES - 1).map(|i| format!("Kind{i}")).collect();
+        many.push("Kind1234".into());
+        let err = Schema::read(many.clone(), Vec::new()).expect_err("a repeated name");
         assert!(
             err.message
-                .contains("kind 300000 repeats the name \"Kind123456\""),
+                .contains("kind 4095 repeats the name \"Kind1234\""),
+            "{}",
+            err.message
+        );
+        many.push("Kind4096".into());
+        let err = Schema::read(many, Vec::new()).expect_err("too many names");
+        assert!(
+            err.message.contains("4097 kinds given, at most 4096"),
             "{}",
             err.message
         );

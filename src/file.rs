@@ -61,11 +61,19 @@ impl OutFile {
     /// Cuts the file to `len` bytes and moves its position there.
     pub(crate) fn truncate(&mut self, len: u64) -> io::Result<()> {
         let len = off_t::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        // SAFETY: `fd` is this file's open descriptor.
-        if unsafe { ftruncate(self.fd, len) } != 0 {
-            return Err(io::Error::last_os_error());
+        // A signal during the cut is no failure: the cut is made again.
+        let again = |e: &io::Error| e.kind() == io::ErrorKind::Interrupted;
+        loop {
+            // SAFETY: `fd` is this file's open descriptor.
+            if unsafe { ftruncate(self.fd, len) } == 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if !again(&e) {
+                return Err(e);
+            }
         }
-        // SAFETY: as above.
+        // SAFETY: as above (`lseek` is not interrupted by signals).
         if unsafe { lseek(self.fd, len, libc::SEEK_SET) } < 0 {
             return Err(io::Error::last_os_error());
         }

@@ -78,6 +78,19 @@ pub fn header_for(content: Content, version: u8) -> [u8; HEADER_LEN] {
     h
 }
 
+/// Whether `head`, shorter than a header, is how a header of `content` in a readable version
+/// begins (an empty file too): the start of a file whose writer was stopped before its header
+/// was whole.
+fn is_header_start(head: &[u8], content: Content) -> bool {
+    let magic = head.len().min(MAGIC.len());
+    head.get(..magic) == MAGIC.get(..magic)
+        && head.get(8).is_none_or(|&c| c == content.byte())
+        && head
+            .get(9)
+            .is_none_or(|&v| (1..=content.version()).contains(&v))
+        && head.iter().skip(10).all(|&b| b == 0)
+}
+
 /// What the first bytes of a file say it is.
 pub fn sniff(path: &Path) -> Result<Option<Content>, Error> {
     Ok(Source::open(path)?.content())
@@ -650,11 +663,19 @@ impl FrameReader {
         let path = source.path.clone();
         let head = &source.head;
         let bad = |what: String| Error::new(ErrorCode::Io, format!("{}: {what}", path.display()));
-        if head.is_empty() {
-            return Err(bad(format!(
-                "the file is empty, not a jitarena {}",
-                content.name()
-            )));
+        if head.len() < HEADER_LEN && is_header_start(head, content) {
+            // A writer stopped before its header was whole (a JIT killed as it opened its log,
+            // or a disk full at its first write): a file of no records, cut short.
+            let version = head.get(9).copied().unwrap_or(content.version());
+            let warning = format!(
+                "{}: the file is cut short inside its header, after {} of its {HEADER_LEN} bytes, as by a crash or a kill as it was begun; it holds no records",
+                path.display(),
+                head.len()
+            );
+            let mut reader = FrameReader::new(path, version, source.into_input());
+            reader.done = true;
+            reader.warnings.push(warning);
+            return Ok(reader);
         }
         if head.len() < HEADER_LEN || &head[..8] != MAGIC {
             return Err(bad(format!(
@@ -686,7 +707,12 @@ impl FrameReader {
         let mut input = source.into_input();
         let mut skip = [0u8; HEADER_LEN];
         read_up_to(&mut input, &mut skip).map_err(|e| io_error(&path, "read", &e))?;
-        Ok(FrameReader {
+        Ok(FrameReader::new(path, version, input))
+    }
+
+    /// A reader of `input` after its header, of format `version`.
+    fn new(path: PathBuf, version: u8, input: Input) -> FrameReader {
+        FrameReader {
             path,
             version,
             input,
@@ -702,7 +728,7 @@ impl FrameReader {
             deferred: false,
             unchecked: None,
             checked: None,
-        })
+        }
     }
 
     /// From now on, a frame that lies whole in the read buffer has its checksum checked only

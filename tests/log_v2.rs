@@ -222,7 +222,7 @@ fn a_log_cut_at_every_byte_reads_back_every_record_before_the_cut() {
     };
     assert_eq!(record_ends.len(), records.len());
     let path = tmp("cut.jas");
-    for cut in HEADER_LEN..=bytes.len() {
+    for cut in 0..=bytes.len() {
         std::fs::write(&path, &bytes[..cut]).unwrap();
         let (back, warnings) = log::read_all(&path).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
         let whole = record_ends.iter().filter(|&&end| end <= cut).count();
@@ -414,7 +414,7 @@ fn impossible_version_2_records_are_corrupt_and_cost_no_memory() {
     let (records, _) = log::read_all(&path).unwrap();
     assert_eq!(records[0].counts.kinds, [(1, 8, 1)]);
     assert_eq!(records[0].counts.phases, [(0, 8)]);
-    let mut many = vec![0xFF; 10_000 / 8];
+    let mut many = vec![0xFF; 4_000 / 8];
     many.extend_from_slice(&[1, 1, 0, 0]);
     let cases: [(&str, Vec<u8>, &str); 4] = [
         // The previous name is empty: nothing to share.
@@ -429,10 +429,10 @@ fn impossible_version_2_records_are_corrupt_and_cost_no_memory() {
             with_record(2, 0, &[0b1000, 8, 1, 0, 0b1, 8]),
             "outside its schema",
         ),
-        // 9,999 kinds and an invalid bucket claimed, two bytes of them there.
+        // 3,999 kinds and an invalid bucket claimed, two bytes of them there.
         (
             "claims.jas",
-            with_record(9_999, 0, &many),
+            with_record(3_999, 0, &many),
             "lists more kinds",
         ),
         // The record ends inside its phases.
@@ -631,4 +631,38 @@ fn a_long_name_shared_by_many_records_is_handed_out_cut() {
         );
     }
     assert_eq!(records[20_001].info.context, 20_001);
+}
+
+/// A log's schema holds at most `MAX_LOG_NAMES` kinds and as many phases: one of more is
+/// corrupt (every record of a merged log carries a bitmap over its union's slots, so a crafted
+/// schema could make each record of a merge kilobytes long).
+#[test]
+fn a_schema_of_more_kinds_than_a_log_holds_is_corrupt() {
+    let most = jitarena::counters::MAX_LOG_NAMES;
+    let names = |n: usize, what: &str| (0..n).map(|i| format!("{what}{i}")).collect::<Vec<_>>();
+    let frame = |kinds: usize, phases: usize| {
+        let mut bytes = header_for(Content::Log, 2).to_vec();
+        let mut payload = Vec::new();
+        put_varint(&mut payload, 0);
+        for list in [names(kinds, "K"), names(phases, "P")] {
+            put_varint(&mut payload, list.len() as u64);
+            for name in &list {
+                put_str(&mut payload, name);
+            }
+        }
+        put_frame(&mut bytes, 1, &payload);
+        let path = tmp(&format!("schema-{kinds}-{phases}.jas"));
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    assert!(log::read_all(&frame(most, most)).is_ok());
+    for (kinds, phases, what) in [(most + 1, 1, "kind"), (1, most + 1, "phase")] {
+        let e = log::read_all(&frame(kinds, phases)).expect_err("too many names");
+        assert!(
+            e.message.contains("is corrupt")
+                && e.message
+                    .contains(&format!("{} {what}s given, at most {most}", most + 1)),
+            "{e}"
+        );
+    }
 }

@@ -103,6 +103,14 @@ fn changed_while_read(path: &Path) -> Error {
     )
 }
 
+/// The bytes of the files at `paths` together: about what a merge of them writes.
+fn input_bytes(paths: &[PathBuf]) -> u64 {
+    paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .fold(0, |sum, m| sum.saturating_add(m.len()))
+}
+
 /// Refuses any of `paths` that is not a regular file, before `tool` reads any (it reads each
 /// twice).
 fn regular_files(paths: &[PathBuf], tool: &str) -> Result<(), Error> {
@@ -302,7 +310,7 @@ pub fn merge_in_batches(
     regular_files(paths, "merge")?;
     if let Some((mut union, firsts)) = guess_first_pass(paths) {
         let guess = pipelined::Guess::new(&firsts);
-        if let Ok(schema) = union.schema() {
+        if let Ok(schema) = union.log_schema() {
             let schema = Shared::new(schema);
             let guessed = pipelined::records(
                 paths,
@@ -330,7 +338,7 @@ pub fn merge_in_batches(
         Err(_) => union_shown(paths, progress, Pass1::Decode)?,
         Ok(union) => union,
     };
-    let schema = Shared::new(union.schema()?);
+    let schema = Shared::new(union.log_schema()?);
     match pipelined::records(
         paths,
         out,
@@ -356,7 +364,7 @@ pub fn merge_decoding(paths: &[PathBuf], out: &Path, progress: &Progress) -> Res
     check_not_input(out, paths)?;
     regular_files(paths, "merge")?;
     let mut union = union_shown(paths, progress, Pass1::Decode)?;
-    let schema = Shared::new(union.schema()?);
+    let schema = Shared::new(union.log_schema()?);
     records_one_thread(paths, out, progress, &mut union, &schema, false)
 }
 
@@ -424,6 +432,7 @@ fn records_one_thread(
     copy: bool,
 ) -> Result<Merged, Error> {
     let mut file = OutputFile::create(out)?;
+    file.preallocate(input_bytes(paths));
     file.start_writeback();
     let io = |e: std::io::Error| io_error(out, "write", &e);
     let buffered = std::io::BufWriter::with_capacity(MERGE_BUFFER, file.writer(WRITEBACK_EVERY));
@@ -520,7 +529,7 @@ pub fn dump(
     }
     regular_files(paths, "dump")?;
     let mut union = union_of(paths)?;
-    let schema = union.schema()?;
+    let schema = union.log_schema()?;
     let mut counts = MethodCounts::default();
     let invalid = schema.kinds.len() as u32;
     if fmt == DumpFormat::Csv {

@@ -128,7 +128,8 @@ impl SchemaUnion {
         self.work
     }
 
-    /// The united schema: any number of kinds and phases (see [`Schema::read`]).
+    /// The united schema, for a report: any number of kinds and phases (see
+    /// [`Schema::united`]).
     pub fn schema(&self) -> Result<Schema, Error> {
         if self.overflow {
             return Err(Error::new(
@@ -136,7 +137,25 @@ impl SchemaUnion {
                 format!("the logs name more than {MAX_NAMES} distinct kinds or phases"),
             ));
         }
-        Schema::read(self.kinds.clone(), self.phases.clone())
+        Schema::united(self.kinds.clone(), self.phases.clone())
+    }
+
+    /// The united schema, to be written as a log's (merge) or as a row per method (dump): at
+    /// most [`jitarena::counters::MAX_LOG_NAMES`] kinds and as many phases, since every record
+    /// or row holds a place for each.
+    pub fn log_schema(&self) -> Result<Schema, Error> {
+        let most = jitarena::counters::MAX_LOG_NAMES;
+        if !self.overflow && (self.kinds.len() > most || self.phases.len() > most) {
+            return Err(Error::new(
+                jitarena::ErrorCode::Io,
+                format!(
+                    "the logs name {} distinct kinds and {} phases in all, but a log holds at most {most} of each (a log from another program, or a crafted one?)",
+                    self.kinds.len(),
+                    self.phases.len()
+                ),
+            ));
+        }
+        self.schema()
     }
 
     /// Number of united kinds (the invalid bucket is this index).

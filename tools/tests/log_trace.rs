@@ -139,7 +139,7 @@ fn flipped_bytes_give_an_error_never_a_panic_or_a_wrong_total() {
 #[test]
 fn not_a_log_is_refused_with_the_reason() {
     let cases: [(&str, &[u8], &str); 4] = [
-        ("empty.jas", b"", "empty"),
+        ("short.jas", b"JITAX", "not a jitarena stats log"),
         (
             "text.jas",
             b"method 1 FullOpts foo\nalloc A 8\n",
@@ -159,6 +159,17 @@ fn not_a_log_is_refused_with_the_reason() {
         assert!(
             err.message.contains(says) && err.message.contains(name),
             "{name}: {err}"
+        );
+    }
+    // An empty file, or a header's first bytes, is a log whose writer stopped as it began.
+    for (name, bytes) in [("empty.jas", &b""[..]), ("begun.jas", b"JITARENA\x4c")] {
+        let path = tmp(name);
+        std::fs::write(&path, bytes).unwrap();
+        let (records, warnings) = log::read_all(&path).unwrap();
+        assert!(records.is_empty());
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("cut short inside its header"),
+            "{name}: {warnings:?}"
         );
     }
     let err = log::read_all(&tmp("does-not-exist.jas")).unwrap_err();

@@ -319,3 +319,38 @@ fn the_first_corrupt_record_is_reported_when_a_later_head_is_corrupt() {
         want.message
     );
 }
+
+/// Logs whose kinds add up to more than a log holds are refused by merge, naming the reason,
+/// and no output is left.
+#[test]
+fn logs_whose_kinds_add_up_to_more_than_a_log_holds_are_refused() {
+    let most = jitarena::counters::MAX_LOG_NAMES;
+    let log = |name: &str, from: usize| {
+        let kinds: Vec<String> = (from..from + most / 2 + 1)
+            .map(|i| format!("K{i}"))
+            .collect();
+        let schema = Shared::new(Schema::read(kinds, vec!["P".to_string()]).unwrap());
+        let path = tmp(name);
+        let mut w = jitarena::log::LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+        let counts = MethodCounts {
+            kinds: vec![(0, 8, 1)],
+            phases: vec![(0, 8)],
+            used_bytes: 8,
+            ..MethodCounts::default()
+        };
+        w.write(&schema, Some("M"), 0, None, &counts).unwrap();
+        w.finish().unwrap();
+        path
+    };
+    let inputs = [log("wide-a.jas", 0), log("wide-b.jas", most)];
+    let out = tmp("wide-merged.jas");
+    let e = merge_counted(&inputs, &out, &Progress::hidden()).expect_err("too many kinds");
+    assert!(
+        e.message.contains(&format!(
+            "the logs name {} distinct kinds and 1 phases in all, but a log holds at most {most}",
+            2 * (most / 2 + 1)
+        )),
+        "{e}"
+    );
+    assert!(!out.exists());
+}
