@@ -133,7 +133,8 @@ struct MemdiffArgs {
     /// most.
     #[arg(long, default_value_t = 4096, value_name = "BYTES")]
     min_delta_bytes: u64,
-    /// Leave this kind out of every total, e.g. DebugOnly (repeatable).
+    /// Leave this kind out of every total and of the kinds, e.g. DebugOnly (repeatable); the
+    /// phases' bytes, recorded per phase, still hold it.
     #[arg(long = "ignore-kind", value_name = "NAME")]
     ignore_kinds: Vec<String>,
     /// Fail when total bytes grow by more than this percentage.

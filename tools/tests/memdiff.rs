@@ -428,15 +428,14 @@ fn shards_give_the_same_answer_as_the_merged_log() {
 fn bad_inputs_exit_2_with_a_clear_message() {
     let good = generated("bad-good.jas", 1, 10, &[]);
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("bad-empty.jas", vec![], "the file is empty"),
         (
             "bad-magic.jas",
             b"NOTARENA\x4c\x01\x00\x00\x00\x00".to_vec(),
             "not a jitarena stats log",
         ),
         (
-            "bad-truncated.jas",
-            b"JITAR".to_vec(),
+            "bad-not-a-header.jas",
+            b"JITAX".to_vec(),
             "not a jitarena stats log",
         ),
         (
@@ -469,6 +468,22 @@ fn bad_inputs_exit_2_with_a_clear_message() {
     assert!(code == 2 && err.contains("BASE DIFF"), "{err}");
     let (code, _, _) = cli(&["memdiff", s(&good), s(&good), "--kind-fail-above", "lots"]);
     assert_eq!(code, 2);
+    // A log cut inside its header (empty, or a JIT killed as it began it) holds no records,
+    // with a warning: INCOMPLETE, as any log cut short.
+    for (name, bytes) in [
+        ("bad-empty.jas", &b""[..]),
+        ("bad-header-cut.jas", b"JITAR"),
+    ] {
+        let path = tmp(name);
+        std::fs::write(&path, bytes).unwrap();
+        let (code, out, err) = cli(&["memdiff", s(&good), s(&path)]);
+        assert_eq!(code, 1, "{name}: {out}{err}");
+        assert!(out.contains("INCOMPLETE (exit 1)"), "{name}: {out}");
+        assert!(
+            err.contains(name) && err.contains("cut short inside its header"),
+            "{name}: {err}"
+        );
+    }
     // A log cut inside its last record is read with a warning, not refused; the check is
     // INCOMPLETE unless the cut (and the method it lost) is accepted.
     let cut = tmp("bad-cut.jas");
@@ -724,4 +739,56 @@ fn the_html_page_is_well_formed_and_self_contained() {
             "python3 is needed in CI to check the HTML"
         ),
     }
+}
+
+/// A method whose arena refused a request on its memory limit stops counting there: the diff
+/// hitting the limit where the base did not is a regression no threshold could see, and fails
+/// the gate; hits on both sides do not.
+#[test]
+fn a_memory_limit_hit_only_in_the_diff_fails() {
+    use jitarena::log::LogWriter;
+    let schema = common::schema(&["A", "B"], &["P"]);
+    let log = |name: &str, hits: &[i64]| {
+        let path = tmp(name);
+        let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+        for context in 0..10 {
+            let mut c = common::counts(vec![(0, 1000, 10), (1, 500, 5)], vec![(0, 1500)]);
+            c.limit_hit = hits.contains(&context);
+            w.write(&schema, Some("M"), context, Some("FullOpts"), &c)
+                .unwrap();
+        }
+        w.finish().unwrap();
+        path
+    };
+    let base = log("limit-base.jas", &[3]);
+    let (diff_log, both) = (
+        log("limit-diff.jas", &[3, 5, 7]),
+        log("limit-both.jas", &[3]),
+    );
+    let json = tmp("limit.json");
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&diff_log), "--json", s(&json)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("FAIL (exit 1)")
+            && out.contains("2 methods hit the arena's memory limit in the diff but not in the base")
+            && out.contains("memory limit hit by 1 base and 3 diff methods (2 matched methods only in the diff)"),
+        "{out}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let coverage = &doc["collections"][0]["diff"]["coverage"];
+    assert_eq!(
+        (
+            &coverage["limit_hits_base"],
+            &coverage["limit_hits_diff"],
+            &coverage["limit_hits_new"]
+        ),
+        (&1.into(), &3.into(), &2.into())
+    );
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&both)]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("memory limit hit by 1 base and 1 diff methods (0 matched"),
+        "{out}"
+    );
 }

@@ -80,6 +80,15 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
             summary.extend(failures.last().cloned());
         }
     }
+    let new_hits = diff.coverage.limit_hits_new;
+    if new_hits > 0 {
+        failures.push(format!(
+            "{} method{} hit the arena's memory limit in the diff but not in the base (their bytes stop at the limit, so their growth is understated)",
+            th(new_hits),
+            if new_hits == 1 { "" } else { "s" }
+        ));
+        summary.extend(failures.last().cloned());
+    }
     let regression = !failures.is_empty();
     let rule = if regression {
         summary.join("; ")

@@ -335,6 +335,9 @@ pub fn diff_logs(
     warnings.extend(diff_side.warnings);
     t.coverage.truncated = base_side.cut;
     t.coverage.truncated.extend(diff_side.cut);
+    let hits = |side: &[bool]| side.iter().filter(|&&hit| hit).count() as u64;
+    t.coverage.limit_hits_base = hits(&base_side.limit_hit);
+    t.coverage.limit_hits_diff = hits(&diff_side.limit_hit);
 
     // The united names: the base's first, then the diff's new ones, in the order first seen.
     t.union = base_side.union;
@@ -370,6 +373,9 @@ pub fn diff_logs(
                 t.matched[i] = true;
                 t.diff_bytes[i] = diff_side.bytes[j];
                 diff_ordinal[i] = j as u32;
+                if diff_side.limit_hit[j] && !base_side.limit_hit[i] {
+                    t.coverage.limit_hits_new += 1;
+                }
                 let group = base_side.group[i];
                 if diff_side.group[j] != group {
                     *state = MOVED + group;
@@ -391,6 +397,8 @@ pub fn diff_logs(
     drop(diff_side.keys);
     drop(diff_side.bytes);
     drop(diff_side.group);
+    drop(diff_side.limit_hit);
+    drop(base_side.limit_hit);
     t.context = base_side.keys.into_contexts();
     t.base_bytes = base_side.bytes;
     t.group = base_side.group;

@@ -200,6 +200,13 @@ pub struct Coverage {
     /// Files whose last record was cut short (a JIT killed while writing, or a log still being
     /// written).
     pub truncated: Vec<String>,
+    /// Methods whose arena refused a request on its memory limit, per side.
+    pub limit_hits_base: u64,
+    /// The same of the diff.
+    pub limit_hits_diff: u64,
+    /// Matched methods that hit the limit in the diff but not in the base: their diff bytes
+    /// stop at the limit, so their growth is understated (a regression the gate fails).
+    pub limit_hits_new: u64,
 }
 
 impl Coverage {

@@ -99,6 +99,8 @@ pub(crate) struct Side {
     pub bytes: Vec<u64>,
     /// Per method: tier group.
     pub group: Vec<u8>,
+    /// Per method: whether its arena refused a request on its memory limit.
+    pub limit_hit: Vec<bool>,
     /// Per group (0: Overall): totals of all methods.
     pub groups: [Totals; 4],
     /// Per-kind and per-phase sums of all methods, by this side's united slots.
@@ -286,6 +288,7 @@ impl Side {
         self.keys.push(&record.info);
         self.bytes.push(totals.bytes);
         self.group.push(group);
+        self.limit_hit.push(c.limit_hit);
         Ok(())
     }
 }

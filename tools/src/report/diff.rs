@@ -57,14 +57,23 @@ fn verdict_line(d: &MemDiff) -> String {
 
 fn coverage_line(d: &MemDiff) -> String {
     let c = &d.coverage;
-    format!(
+    let mut line = format!(
         "{} matched, {} only in base ({} bytes), {} only in diff ({} bytes)",
         thousands(c.matched),
         thousands(c.only_base),
         thousands(c.only_base_bytes),
         thousands(c.only_diff),
         thousands(c.only_diff_bytes)
-    )
+    );
+    if c.limit_hits_base + c.limit_hits_diff > 0 {
+        line.push_str(&format!(
+            "; memory limit hit by {} base and {} diff methods ({} matched methods only in the diff)",
+            thousands(c.limit_hits_base),
+            thousands(c.limit_hits_diff),
+            thousands(c.limit_hits_new)
+        ));
+    }
+    line
 }
 
 /// The rows of a group's table: (label, base, diff).
@@ -685,6 +694,9 @@ pub fn json_value(d: &MemDiff) -> Value {
             "only_base_bytes": c.only_base_bytes,
             "only_diff": c.only_diff,
             "only_diff_bytes": c.only_diff_bytes,
+            "limit_hits_base": c.limit_hits_base,
+            "limit_hits_diff": c.limit_hits_diff,
+            "limit_hits_new": c.limit_hits_new,
         },
         "ignored_kinds": d.ignored_kinds,
         "has_kinds": d.has_kinds,
