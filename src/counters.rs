@@ -211,12 +211,16 @@ fn check_names(
             ),
         ));
     }
-    let repeat = first_repeat(names)?;
-    for (i, name) in names.iter().enumerate() {
-        let bad = name.is_empty()
+    let bad = |name: &String| {
+        name.is_empty()
             || name.len() > MAX_NAME_LEN
-            || name.chars().any(|c| c.is_whitespace() || c.is_control());
-        if bad {
+            || name.chars().any(|c| c.is_whitespace() || c.is_control())
+    };
+    // Repeats are looked for among the names before the first bad one, which are short.
+    let good = names.iter().position(bad).unwrap_or(names.len());
+    let repeat = first_repeat(names.get(..good).unwrap_or_default())?;
+    for (i, name) in names.iter().enumerate() {
+        if bad(name) {
             return Err(Error::new(
                 ErrorCode::Config,
                 message!(

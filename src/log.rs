@@ -40,6 +40,9 @@ const CUT_NOTE_SHOWN: usize = 2000;
 /// before it at the cost of a few bytes of the file, so a reader that handed out whole names
 /// would copy a name's length for each such record: megabytes per record of a crafted file.
 pub const NAME_SHOWN_MAX: usize = 4096;
+/// The bytes of a tier's name a reader hands out, at most (cut as names are): every record of
+/// the tier hands it out.
+pub const TIER_SHOWN_MAX: usize = 256;
 
 /// Who a record is about.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
@@ -650,7 +653,13 @@ impl DictionaryReader {
                 if id != self.tiers.len() as u64 + 1 {
                     return Err(reader.corrupt(frame.offset, "tier ids are out of order"));
                 }
-                self.tiers.push(Arc::from(name));
+                // Every record of the tier hands out its name: a long one is cut once, here.
+                let mut cut = String::new();
+                if name.len() > TIER_SHOWN_MAX {
+                    cut_name(name, TIER_SHOWN_MAX, &mut cut);
+                }
+                self.tiers
+                    .push(Arc::from(if cut.is_empty() { name } else { &cut }));
             }
             _ => return Ok(false),
         }
@@ -678,6 +687,11 @@ impl DictionaryReader {
         info.context = p.signed()?;
         let tier_id = p.varint()?;
         let name = p.str()?;
+        let mut cut = String::new();
+        if name.len() > NAME_SHOWN_MAX {
+            cut_name(name, NAME_SHOWN_MAX, &mut cut);
+            return self.ids_into(schema_id, tier_id, &cut, info);
+        }
         self.ids_into(schema_id, tier_id, name, info)
     }
 
@@ -714,9 +728,9 @@ impl DictionaryReader {
 }
 
 /// Sets `slot` to `text`, reusing its allocation.
-/// `name` cut to [`NAME_SHOWN_MAX`] bytes, at a character, ending in `...`, into `into`.
-fn cut_name(name: &str, into: &mut String) {
-    let mut end = NAME_SHOWN_MAX - 3;
+/// `name` cut to `max` bytes (at least 3), at a character, ending in `...`, into `into`.
+fn cut_name(name: &str, max: usize, into: &mut String) {
+    let mut end = max.saturating_sub(3);
     while !name.is_char_boundary(end) {
         end -= 1;
     }
@@ -725,6 +739,7 @@ fn cut_name(name: &str, into: &mut String) {
     into.push_str("...");
 }
 
+/// Sets `slot` to `text`, reusing its string.
 fn reuse(slot: &mut Option<String>, text: &str) {
     match slot {
         Some(s) => {
@@ -917,7 +932,7 @@ impl LogReader {
                     }
                 })?;
                 if self.prev.name.len() > NAME_SHOWN_MAX {
-                    cut_name(&self.prev.name, &mut self.long_name);
+                    cut_name(&self.prev.name, NAME_SHOWN_MAX, &mut self.long_name);
                 }
             }
             return Ok(true);
@@ -954,14 +969,15 @@ impl LogReader {
             }));
         }
         // A note is any text: shown without control or direction characters, and not too long.
-        let mut shown: String = note.chars().flat_map(char::escape_debug).collect();
-        if shown.len() > CUT_NOTE_SHOWN {
-            let mut end = CUT_NOTE_SHOWN;
-            while !shown.is_char_boundary(end) {
-                end -= 1;
+        // Escaped only as far as it is shown: an escape takes up to 10 bytes per byte.
+        let mut shown = String::new();
+        for c in note.chars() {
+            let escaped = c.escape_debug();
+            if shown.len() + escaped.len() > CUT_NOTE_SHOWN {
+                shown.push_str("...");
+                break;
             }
-            shown.truncate(end);
-            shown.push_str("...");
+            shown.extend(escaped);
         }
         Ok(Some(format!(
             "{path}: holds the records of a log that was cut short (at byte {} of this file, a note of the merge that wrote it): {shown}",

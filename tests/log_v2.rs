@@ -666,3 +666,31 @@ fn a_schema_of_more_kinds_than_a_log_holds_is_corrupt() {
         );
     }
 }
+
+/// A tier's name is handed out by every record of the tier: readers cut a long one to
+/// `TIER_SHOWN_MAX` bytes once, where the tier is defined, as they cut long method names.
+#[test]
+fn a_long_tier_name_is_handed_out_cut() {
+    let s = schema(&["A"], &["P"]);
+    let mut counts = MethodCounts::default();
+    counts.kinds.push((0, 8, 1));
+    counts.phases.push((0, 8));
+    let tier = format!("T{}", "é".repeat(1 << 20));
+    let path = tmp("long-tier.jas");
+    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for context in 0..3 {
+        w.write(&s, Some("M"), context, Some(&tier), &counts)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let (records, _) = log::read_all(&path).unwrap();
+    assert_eq!(records.len(), 3);
+    for r in &records {
+        let shown = r.info.tier.as_deref().unwrap();
+        assert!(shown.len() <= log::TIER_SHOWN_MAX, "{}", shown.len());
+        assert!(
+            shown.starts_with("Té") && shown.ends_with("é..."),
+            "{shown}"
+        );
+    }
+}

@@ -348,6 +348,15 @@ fn a_log_on_dev_null_or_a_fifo_takes_every_record() {
     let mut cmd = Command::new(program());
     cmd.arg("accept").env("JITARENA_LOG", &fifo);
     run_within(cmd, Duration::from_secs(60));
+    // A program that never opened the log leaves the reader waiting in its open: a writer's
+    // open (refused when no reader waits) ends that wait, and the reading, at once.
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo);
+    }
     let copy = tmp("log-from-fifo.jas");
     std::fs::write(&copy, drained.join().unwrap()).unwrap();
     let (records, warnings) = read_log(&copy);

@@ -82,7 +82,8 @@ pub struct OutputFile {
     file: File,
     committed: bool,
     writeback: Option<Writeback>,
-    /// Whether [`OutputFile::preallocate`] reserved space past what will be written.
+    /// Whether [`OutputFile::preallocate`] tried to reserve space (which may lie past what
+    /// will be written).
     preallocated: bool,
 }
 
@@ -213,9 +214,11 @@ impl OutputFile {
             let Ok(len) = libc::off64_t::try_from(len) else {
                 return;
             };
+            // Even a call that fails may have reserved part of the space (and grown the file):
+            // commit cuts the file to what was written either way.
+            self.preallocated = true;
             // SAFETY: the descriptor is this file's, open for writing, for the whole call.
-            let reserved = unsafe { libc::fallocate64(self.file.as_raw_fd(), 0, 0, len) } == 0;
-            self.preallocated = reserved && len > 0;
+            let _ = unsafe { libc::fallocate64(self.file.as_raw_fd(), 0, 0, len) };
         }
         #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
         let _ = len;

@@ -15,7 +15,11 @@ use serde_json::Value;
 
 /// The stats log of a real trace replayed with (or without) kinds by phase.
 fn replayed(trace: &str, by_phase: bool) -> PathBuf {
-    let log = tmp(&format!("{trace}.{by_phase}.jas"));
+    // A file of its own for each call: tests run at once, and one that replays a trace again
+    // must not replace the log another is reading (memdiff refuses a log that changed).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let log = tmp(&format!("{trace}.{by_phase}.{call}.jas"));
     let trace = real::trace(trace);
     let mut args = vec!["replay", s(&trace), "-o", s(&log)];
     if by_phase {
@@ -233,7 +237,8 @@ fn memdiff_names_the_pairs_that_moved_most_in_every_format() {
         replayed("png-cl0.104-speed.txt", false),
     );
     let plain_json = tmp("plain.json");
-    let (_, text, _) = cli(&[
+    let _ = std::fs::remove_file(&plain_json); // an earlier run's must not stand in for this one's
+    let (code, text, err) = cli(&[
         "memdiff",
         s(&pb),
         s(&pd),
@@ -244,6 +249,7 @@ fn memdiff_names_the_pairs_that_moved_most_in_every_format() {
         "--kind-fail-above",
         "off",
     ]);
+    assert_eq!(code, 0, "{text}{err}");
     assert!(!text.contains("Kinds by phase"));
     assert!(!std::fs::read_to_string(&plain_json)
         .unwrap()

@@ -11,7 +11,8 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
     let mut summary: Vec<String> = Vec::new();
     let total = pct_change(o.base.bytes, o.diff.bytes);
     // A change beside its limit, with the decimals that keep it on its side of the limit
-    // (`+25.0004%` above 25%, `+24.9996%` within it; not `+25.00%` either way).
+    // (`+25.0004%` above 25%, not `+25.00%`; a figure within its limit keeps two decimals,
+    // `+25.00%` for 24.9996, which does not read as above it).
     let against = |p: Option<f64>, limit: f64| match p {
         Some(p) => format!("{p:+.0$}%", decimals_against(p, limit)),
         None => "new".to_string(),
