@@ -62,14 +62,13 @@ impl OutFile {
     pub(crate) fn truncate(&mut self, len: u64) -> io::Result<()> {
         let len = off_t::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
         // A signal during the cut is no failure: the cut is made again.
-        let again = |e: &io::Error| e.kind() == io::ErrorKind::Interrupted;
         loop {
             // SAFETY: `fd` is this file's open descriptor.
             if unsafe { ftruncate(self.fd, len) } == 0 {
                 break;
             }
             let e = io::Error::last_os_error();
-            if !again(&e) {
+            if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
             }
         }
@@ -80,18 +79,28 @@ impl OutFile {
         self.to_empty = false;
         Ok(())
     }
+
+    /// Empties the file at its first write, out of the path every later write takes.
+    #[cold]
+    #[inline(never)]
+    fn empty(&mut self) -> io::Result<()> {
+        match self.truncate(0) {
+            // Not a regular file (a device, a FIFO, a socket): there is nothing to empty, as
+            // `O_TRUNC` would have done nothing.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                self.to_empty = false;
+                Ok(())
+            }
+            result => result,
+        }
+    }
 }
 
 #[cfg(unix)]
 impl io::Write for OutFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.to_empty {
-            match self.truncate(0) {
-                // Not a regular file (a device, a FIFO, a socket): there is nothing to empty,
-                // as `O_TRUNC` would have done nothing.
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.to_empty = false,
-                result => result?,
-            }
+            self.empty()?;
         }
         // At most `isize::MAX` bytes per call, as `std::fs::File` does (`INT_MAX - 1` on Apple
         // systems, whose `write` refuses more).

@@ -329,14 +329,7 @@ impl<W: Write> RecordWriter<W> {
         let p = &mut self.payload;
         p.clear();
         let known = body(p, ids.schema, ids.tier)?;
-        p.check()?;
-        self.frame.reserve(p.len() + FRAME_MOST)?;
-        match known {
-            Some(crc) => format::put_frame_known(&mut self.frame, kind, p.as_slice(), crc),
-            None => put_frame(&mut self.frame, kind, p.as_slice()),
-        }
-        self.frame.check()?;
-        self.send_frame()?;
+        self.send_frame(kind, known)?;
         self.dict.commit(ids, schema);
         Ok(())
     }
@@ -352,19 +345,23 @@ impl<W: Write> RecordWriter<W> {
             return Err(io::Error::from(io::ErrorKind::Other));
         }
         self.frame.clear();
-        let p = &mut self.payload;
-        p.clear();
-        body(p);
-        p.check()?;
-        self.frame.reserve(p.len() + FRAME_MOST)?;
-        put_frame(&mut self.frame, kind, p.as_slice());
-        self.frame.check()?;
-        self.send_frame()
+        self.payload.clear();
+        body(&mut self.payload);
+        self.send_frame(kind, None)
     }
 
-    /// Writes the frame built in `self.frame` to the output, counting it as good once whole,
-    /// or the part of it that the output took as torn.
-    fn send_frame(&mut self) -> io::Result<()> {
+    /// Frames `self.payload` as type `kind` after what `self.frame` holds (`known`: the
+    /// frame's checksum, when it is a copy of one read and checked) and writes the frame to the
+    /// output, counting it as good once whole, or the part of it that the output took as torn.
+    fn send_frame(&mut self, kind: u8, known: Option<u32>) -> io::Result<()> {
+        let p = &self.payload;
+        p.check()?;
+        self.frame.reserve(p.len() + FRAME_MOST)?;
+        match known {
+            Some(crc) => format::put_frame_known(&mut self.frame, kind, p.as_slice(), crc),
+            None => put_frame(&mut self.frame, kind, p.as_slice()),
+        }
+        self.frame.check()?;
         match write_counted(&mut self.out, self.frame.as_slice()) {
             Ok(()) => {
                 self.good += self.frame.len() as u64;

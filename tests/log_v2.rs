@@ -546,9 +546,7 @@ fn kinds_by_phase_that_cannot_be_a_record_are_refused_with_the_reason() {
 fn notes_of_logs_cut_short_read_back_as_warnings() {
     let path = tmp("notes.jas");
     let s = schema(&["A"], &["P"]);
-    let mut counts = MethodCounts::default();
-    counts.kinds.push((0, 8, 1));
-    counts.phases.push((0, 8));
+    let counts = one_kind_of_8_bytes();
     let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
     w.write(&s, Some("M"), 0, None, &counts).unwrap();
     w.write_cut_note("a.jas: cut \u{1b}[31m red \u{202e}txt.exe\n")
@@ -596,9 +594,7 @@ fn notes_of_logs_cut_short_read_back_as_warnings() {
 #[test]
 fn a_long_name_shared_by_many_records_is_handed_out_cut() {
     let s = schema(&["A"], &["P"]);
-    let mut counts = MethodCounts::default();
-    counts.kinds.push((0, 8, 1));
-    counts.phases.push((0, 8));
+    let counts = one_kind_of_8_bytes();
     let big = format!("{}é", "a".repeat(2 << 20));
     let mut w = LogWriter::new(Vec::new()).unwrap();
     w.write(&s, Some(&big), 0, None, &counts).unwrap();
@@ -672,9 +668,7 @@ fn a_schema_of_more_kinds_than_a_log_holds_is_corrupt() {
 #[test]
 fn a_long_tier_name_is_handed_out_cut() {
     let s = schema(&["A"], &["P"]);
-    let mut counts = MethodCounts::default();
-    counts.kinds.push((0, 8, 1));
-    counts.phases.push((0, 8));
+    let counts = one_kind_of_8_bytes();
     let tier = format!("T{}", "é".repeat(1 << 20));
     let path = tmp("long-tier.jas");
     let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
@@ -693,4 +687,12 @@ fn a_long_tier_name_is_handed_out_cut() {
             "{shown}"
         );
     }
+}
+
+/// Counts of one allocation of 8 bytes, of kind 0 in phase 0.
+fn one_kind_of_8_bytes() -> MethodCounts {
+    let mut counts = MethodCounts::default();
+    counts.kinds.push((0, 8, 1));
+    counts.phases.push((0, 8));
+    counts
 }
