@@ -13,11 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
 tgt=${CARGO_TARGET_DIR:-target}
-cargo build --release -p jitarena --lib --quiet
+cargo build --profile jit -p jitarena --lib --quiet
 out=$tgt/callgrind
 mkdir -p "$out"
 cc=${CC:-cc}
-lib=$tgt/release/libjitarena.a
+lib=$tgt/jit/libjitarena.a # the archive a JIT links
 for variant in counted uncounted; do
   flags=""
   [ "$variant" = uncounted ] && flags="-DJITARENA_NO_COUNTERS"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The text that the release libjitarena.a adds to a C program calling every entry point of
+# The text that libjitarena.a as a JIT links it (profile jit: release, no unwinding) adds to a C program calling every entry point of
 # include/jitarena.h (tests/c/every_entry.c), linked with -Wl,--gc-sections, against an empty
 # C program (tests/c/empty.c), as `size` counts text; then the sections and the symbols by the
 # crate they come from. Exit 1 over the budget held by tests/footprint.rs (BUDGET).
@@ -10,12 +10,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}
-cargo build --release -p jitarena --lib --quiet
+cargo build --profile jit -p jitarena --lib --quiet
 out=$target/footprint
 mkdir -p "$out"
 cc=${CC:-cc}
 flags=(-O2 -std=c99 -Wall -Wl,--gc-sections -Iinclude)
-$cc "${flags[@]}" tests/c/every_entry.c "$target/release/libjitarena.a" \
+$cc "${flags[@]}" tests/c/every_entry.c "$target/jit/libjitarena.a" \
     -lpthread -ldl -lm -lrt -o "$out/every_entry"
 $cc "${flags[@]}" tests/c/empty.c -o "$out/empty"
 "$out/every_entry" "$out/every_entry.jas" "$out/every_entry.jat" >/dev/null
@@ -47,7 +47,7 @@ if [ "${1:-}" = --per-entry ]; then
   for entry in $(nm "$out/every_entry" | awk '$2 == "T" && $3 ~ /^jitarena_/ { print $3 }'); do
     printf 'extern void %s(void);\nint main(void) { void (*volatile f)(void) = %s; return f != 0; }\n' \
       "$entry" "$entry" > "$out/one.c"
-    $cc "${flags[@]}" "$out/one.c" "$target/release/libjitarena.a" -lpthread -ldl -lm -lrt -o "$out/one"
+    $cc "${flags[@]}" "$out/one.c" "$target/jit/libjitarena.a" -lpthread -ldl -lm -lrt -o "$out/one"
     nm "$out/one" > "$out/one.nm" # not piped into `grep -q`: a broken pipe would read as "-"
     handler=$(grep -q rust_begin_unwind "$out/one.nm" && echo "PANIC HANDLER" || echo "-")
     printf '  %-36s %8d  %s\n' "$entry" $(( $(text "$out/one") - $(text "$out/empty") )) "$handler"
