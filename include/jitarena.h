@@ -397,15 +397,23 @@ uint32_t jitarena_phase_count_configured(const jitarena* arena);
  * opens its own log with jitarena_log_open(); so are its methods for the parent's trace.
  *
  * When no log was opened or closed with jitarena_log_open()/jitarena_log_close() before the
- * first call, the environment variable JITARENA_LOG names one ("%p" in it becomes the process
- * id, so that parallel workers write separate files). JITARENA_LOG and JITARENA_TRACE are read
+ * first call, the environment variable JITARENA_LOG names one ("%p" and "%m" as for
+ * jitarena_log_open(): "logs/%m-%p.jas" gives each JIT of each worker its own file); when it
+ * cannot be opened, the reason is also written once to the standard error. JITARENA_LOG and JITARENA_TRACE are read
  * with getenv(): as for any getenv(), no other thread may change the environment meanwhile.
  */
 int jitarena_method_done(jitarena* arena, const jitarena_method* method);
 
-/** Opens (creates or truncates) the stats log at `path` ("%p": the process id) for this copy of
- *  the library: a JIT that links its own copy names its own log. Returns 0, JITARENA_E_NULL,
- *  JITARENA_E_STATE if a log is already open, JITARENA_E_IO if the file cannot be created.
+/** Opens (creates or truncates) the stats log at `path` for this copy of the library: a JIT
+ *  that links its own copy names its own log. In `path`, "%p" becomes the process id and "%m"
+ *  the file name, up to its first dot, of the module (shared library, DLL or executable) that
+ *  holds this copy ("libclrjit" for .../libclrjit.so), so that two JITs loaded side by side
+ *  name two files from one pattern. The file is held by its one writer (an advisory flock()
+ *  on a regular file on Unix; on Windows a share mode that lets readers in and no second
+ *  writer): a second writer of the same file, in this process or another, fails with
+ *  JITARENA_E_IO and a message that says so, before the file is touched. Returns 0,
+ *  JITARENA_E_NULL, JITARENA_E_STATE if a log is already open, JITARENA_E_IO if the file cannot
+ *  be created or another writer holds it.
  *  Records are written unbuffered, one write per record; after a failed write the file is cut
  *  back to its last whole record (see jitarena_method_done()). In a forked child, the child's
  *  descriptor of the log inherited from the parent is closed, without writing to the log, and

@@ -5,6 +5,14 @@
 //! 7). Other platforms use `std::fs`, whose `File::create` empties an existing file at once
 //! (on Unix, a file is emptied at its first write, so that a writer that cannot be set up
 //! leaves it as it was).
+//!
+//! A file is held by its one writer: on Unix an advisory lock (`flock`, which two opens in one
+//! process also contend for, unlike `fcntl`'s locks) on a regular file; on Windows a share
+//! mode that lets readers in but no second writer. A second writer of the same file (another
+//! copy of this library in the process, as when a replay tool loads two JITs, or another
+//! process) fails to open it with [`io::ErrorKind::WouldBlock`] before anything is emptied,
+//! instead of overwriting the first writer's records. Where the file system refuses locks
+//! altogether, the file is written unlocked: a missing guard is better than no log.
 
 use std::io;
 use std::path::Path;
@@ -49,11 +57,41 @@ impl OutFile {
             // `open` reads when `O_CREAT` is set.
             let fd = unsafe { open(c_path.as_ptr().cast(), flags, 0o666 as libc::c_uint) };
             if fd >= 0 {
-                return Ok(OutFile { fd, to_empty: true });
+                let file = OutFile { fd, to_empty: true };
+                file.hold()?; // on failure, `file` is dropped: its descriptor closed
+                return Ok(file);
             }
             let e = io::Error::last_os_error();
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
+            }
+        }
+    }
+
+    /// Takes the file's advisory lock for this writer, if it is a regular file (a device or a
+    /// FIFO, `/dev/null` say, may have several writers). Fails with `WouldBlock` when another
+    /// open of the file holds it.
+    fn hold(&self) -> io::Result<()> {
+        // SAFETY: `stat` is plain data, for which all zeroes is a valid value.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `fd` is this file's open descriptor and `st` is writable for a `stat`.
+        if unsafe { libc::fstat(self.fd, &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Ok(());
+        }
+        loop {
+            // SAFETY: `fd` is this file's open descriptor; `LOCK_NB` never waits.
+            if unsafe { libc::flock(self.fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock => return Err(e),
+                // No lock on this file system (ENOLCK, EINVAL, ENOTSUP): written unlocked.
+                _ => return Ok(()),
             }
         }
     }
@@ -133,9 +171,28 @@ pub(crate) struct OutFile(std::fs::File);
 
 #[cfg(not(unix))]
 impl OutFile {
-    /// Creates `path` or truncates it, for writing.
+    /// Creates `path` or truncates it, for writing. On Windows, other processes may read the
+    /// file while it is written, and a second writer fails with `WouldBlock` (a sharing
+    /// violation) before anything is truncated.
     pub(crate) fn create(path: &Path) -> io::Result<OutFile> {
-        std::fs::File::create(path).map(OutFile)
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            const FILE_SHARE_READ: u32 = 0x1;
+            options.share_mode(FILE_SHARE_READ);
+        }
+        match options.open(path) {
+            Ok(file) => Ok(OutFile(file)),
+            #[cfg(windows)]
+            Err(e) if e.raw_os_error() == Some(32) => {
+                // ERROR_SHARING_VIOLATION: another handle writes the file (or holds it
+                // without sharing it).
+                Err(io::Error::from(io::ErrorKind::WouldBlock))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Cuts the file to `len` bytes and moves its position there.
@@ -208,4 +265,94 @@ pub(crate) fn warn(text: &str) {
 #[cfg(not(unix))]
 pub(crate) fn warn(text: &str) {
     eprintln!("{text}");
+}
+
+/// The file name of the module (shared library, DLL or executable) that holds this copy of
+/// the library, up to its first dot (`libminijit_base` for `/jits/libminijit_base.so.1`,
+/// `clrjit` for `C:\jits\clrjit.dll`), with every character outside `A-Z a-z 0-9 _ - +`
+/// made `_`, at most 128 bytes, appended to `out`. `false` when the module cannot be found.
+pub(crate) fn push_module_name(out: &mut crate::message::Message) -> bool {
+    let mut name = [0u8; 128];
+    let Some(len) = module_name(&mut name) else {
+        return false;
+    };
+    // Written without slicing by computed bounds, indexing or `char` encoding, whose panic
+    // paths would link the panic handler into every JIT (BENCHMARKS.md, "Footprint").
+    let mut stem = 0;
+    for b in name.iter_mut().take(len) {
+        if *b == b'.' && stem > 0 {
+            break;
+        }
+        if !(b.is_ascii_alphanumeric() || matches!(*b, b'_' | b'-' | b'+')) {
+            *b = b'_';
+        }
+        stem += 1;
+    }
+    let stem = name.get(..stem).unwrap_or_default();
+    out.push(std::str::from_utf8(stem).unwrap_or("module"));
+    true
+}
+
+/// Copies the last path component of this module's file name into `out`, cut to its length
+/// (bytes outside ASCII as they come: [`push_module_name`] replaces them), and returns the
+/// length copied.
+#[cfg(unix)]
+fn module_name(out: &mut [u8]) -> Option<usize> {
+    // SAFETY: `Dl_info` is plain data, for which all zeroes is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let here = push_module_name as *const libc::c_void;
+    // SAFETY: `here` is an address in this module's code and `info` is writable; `dladdr`
+    // only reads the loader's tables.
+    if unsafe { libc::dladdr(here, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: a non-NULL `dli_fname` is a NUL-terminated string of the loader's, valid while
+    // the module is loaded (as this code is), read before this function returns.
+    let path = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
+    let base = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    let mut len = 0;
+    for (to, &from) in out.iter_mut().zip(base) {
+        *to = from;
+        len += 1;
+    }
+    Some(len)
+}
+
+/// As above, from the module's file name as Windows has it (UTF-16; a character outside
+/// ASCII becomes `_`).
+#[cfg(windows)]
+fn module_name(out: &mut [u8]) -> Option<usize> {
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetModuleHandleExW(flags: u32, name: *const u16, module: *mut *mut u8) -> i32;
+        fn GetModuleFileNameW(module: *mut u8, file: *mut u16, size: u32) -> u32;
+    }
+    const FROM_ADDRESS: u32 = 0x4; // GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS
+    const UNCHANGED_REFCOUNT: u32 = 0x2; // GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT
+    let mut module: *mut u8 = std::ptr::null_mut();
+    let here = push_module_name as *const u16;
+    // SAFETY: with FROM_ADDRESS, `name` is an address in this module's code; `module` is
+    // writable; the reference count is left alone, so nothing is to be released.
+    if unsafe { GetModuleHandleExW(FROM_ADDRESS | UNCHANGED_REFCOUNT, here, &mut module) } == 0 {
+        return None;
+    }
+    let mut wide = [0u16; 1024];
+    // SAFETY: `module` is a loaded module's handle; `wide` is writable for its length.
+    let n = unsafe { GetModuleFileNameW(module, wide.as_mut_ptr(), wide.len() as u32) };
+    let wide = wide.get(..n as usize).filter(|w| !w.is_empty())?;
+    let base = wide
+        .rsplit(|&c| c == u16::from(b'\\') || c == u16::from(b'/'))
+        .next()?;
+    let mut len = 0;
+    for (to, &from) in out.iter_mut().zip(base) {
+        *to = u8::try_from(from).ok().filter(u8::is_ascii).unwrap_or(b'_');
+        len += 1;
+    }
+    Some(len)
+}
+
+/// No module lookup elsewhere.
+#[cfg(not(any(unix, windows)))]
+fn module_name(_out: &mut [u8]) -> Option<usize> {
+    None
 }

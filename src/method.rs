@@ -122,15 +122,25 @@ pub(crate) fn forget_recording_in_child() {
     RECORDING.store(false, Ordering::Release);
 }
 
-/// `%p` in a path becomes the process id. Fails only when memory runs out.
+/// `%p` in a path becomes the process id, and `%m` the name of the module (shared library,
+/// DLL or executable) that holds this copy of the library, as [`file::push_module_name`] gives
+/// it: two JITs loaded side by side, each with its copy, then name two files from one pattern.
+/// Fails when memory runs out, or for `%m` when the module cannot be found.
 pub fn expand_path(path: &str) -> Result<PathBuf, Error> {
     // By pieces rather than `str::replace`, whose substring searcher would add 4 KB of code to
     // every JIT that links the library (see BENCHMARKS.md, "Footprint").
     let mut out = Message::new();
     let mut rest = path;
-    while let Some(at) = find_pid_marker(rest) {
-        out.push(rest.get(..at).unwrap_or(""))
-            .push(std::process::id());
+    while let Some(at) = find_marker(rest) {
+        out.push(rest.get(..at).unwrap_or(""));
+        if rest.as_bytes().get(at + 1) == Some(&b'm') {
+            if !file::push_module_name(&mut out) {
+                let why = "%m: the module that holds this copy of jitarena cannot be found";
+                return Err(Error::new(ErrorCode::Config, message!(path, ": ", why)));
+            }
+        } else {
+            out.push(std::process::id());
+        }
         rest = rest.get(at + 2..).unwrap_or("");
     }
     out.push(rest);
@@ -140,13 +150,33 @@ pub fn expand_path(path: &str) -> Result<PathBuf, Error> {
     }
 }
 
+/// Where the first `%p` or `%m` of `path` starts.
+fn find_marker(path: &str) -> Option<usize> {
+    path.as_bytes()
+        .windows(2)
+        .position(|pair| pair == b"%p" || pair == b"%m")
+}
+
 /// Where the first `%p` of `path` starts.
 fn find_pid_marker(path: &str) -> Option<usize> {
     path.as_bytes().windows(2).position(|pair| pair == b"%p")
 }
 
 fn create(path: &Path) -> Result<OutFile, Error> {
-    OutFile::create(path).map_err(|e| io_error(path, "create", &e))
+    OutFile::create(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::WouldBlock => Error::new(
+            ErrorCode::Io,
+            message!(
+                path,
+                ": another writer has this file open (another copy of jitarena in this process, \
+                 as when a replay tool loads two JITs, or another process); two writers would \
+                 overwrite each other's records. Give each its own name: %m (the module that \
+                 holds this copy of jitarena), %p (the process id), or each JIT's own \
+                 jitarena_log_open"
+            ),
+        ),
+        _ => io_error(path, "create", &e),
+    })
 }
 
 /// Cuts `file` to `len` bytes and moves its position there: removes a record cut short.
@@ -467,7 +497,12 @@ fn append_log(
                     out.env_consulted = false;
                     return Err(e);
                 }
-                Err(e) => out.open_failed = Some(e),
+                Err(e) => {
+                    // Said once here too, for a JIT that does not read the calls' results.
+                    let text = message!("jitarena: JITARENA_LOG: ", e.message.as_ref());
+                    file::warn(text.as_str());
+                    out.open_failed = Some(e);
+                }
             },
             None => LOG_MAY_WRITE.store(false, Ordering::Release),
         }
@@ -587,5 +622,22 @@ mod tests {
                 "{path}"
             );
         }
+    }
+
+    #[test]
+    fn expand_path_puts_this_module_name_for_m() {
+        // In a test, the module that holds the library is the test program.
+        let exe = std::env::current_exe().unwrap();
+        let stem = exe.file_name().unwrap().to_str().unwrap().to_string();
+        let stem = stem.strip_suffix(".exe").unwrap_or(&stem);
+        let pid = std::process::id();
+        assert_eq!(
+            expand_path("logs/%m-%p.jas").unwrap(),
+            PathBuf::from(format!("logs/{stem}-{pid}.jas"))
+        );
+        assert_eq!(
+            expand_path("%m%m").unwrap(),
+            PathBuf::from(format!("{stem}{stem}"))
+        );
     }
 }

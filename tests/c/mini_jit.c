@@ -1,6 +1,8 @@
 /* A stand-in JIT, built twice as a shared library that links its own copy of libjitarena.a
  * (baseline: HEAVY 0; diff: HEAVY 1, whose "LSRA" structure is twice as large). The host in
- * two_jits_host.c loads both into one process, as the .NET JIT's replay tool does. */
+ * two_jits_host.c loads both into one process, as the .NET JIT's replay tool does. Given "-"
+ * as its log, the JIT opens none: its copy of the library opens JITARENA_LOG at the first
+ * method. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -19,7 +21,8 @@ int jit_compile(const char* log_path, int methods) {
     jitarena_config cfg;
     jitarena* a;
     int m, i, rc;
-    if ((rc = jitarena_log_open(log_path)) != 0) {
+    int own_log = log_path[0] != '-';
+    if (own_log && (rc = jitarena_log_open(log_path)) != 0) {
         fprintf(stderr, "mini_jit: %s\n", jitarena_last_error_message());
         return rc;
     }
@@ -43,9 +46,12 @@ int jit_compile(const char* log_path, int methods) {
         for (i = 0; i < 10 * (m % 7 + 1); i++) {
             if (jitarena_alloc(a, HEAVY ? 128 : 64, 2) == NULL) return -2;
         }
-        if ((rc = jitarena_method_done(a, &method)) != 0) return rc;
+        if ((rc = jitarena_method_done(a, &method)) != 0) {
+            fprintf(stderr, "mini_jit: %s\n", jitarena_last_error_message());
+            return rc;
+        }
         jitarena_reset(a);
     }
     jitarena_destroy(a);
-    return jitarena_log_close();
+    return own_log ? jitarena_log_close() : 0;
 }

@@ -118,8 +118,15 @@ fn recorded_trace_replays_to_the_logged_counters() {
     assert!(invalid > 0, "the invalid kind is logged in its bucket");
 }
 
-#[test]
-fn two_copies_in_one_process_write_two_separate_correct_logs() {
+/// The stand-in JITs (`tests/c/mini_jit.c`), a baseline and a diff, each a shared library
+/// with its own copy of the library, and the host that loads both into one process: built
+/// once for the tests that run them (at once, in threads).
+fn two_jits() -> (PathBuf, PathBuf, PathBuf) {
+    static BUILT: std::sync::OnceLock<(PathBuf, PathBuf, PathBuf)> = std::sync::OnceLock::new();
+    BUILT.get_or_init(build_two_jits).clone()
+}
+
+fn build_two_jits() -> (PathBuf, PathBuf, PathBuf) {
     let so_flags = ["-shared", "-fPIC", "-Wl,--exclude-libs,ALL"];
     let base = build_program_with(
         "libmini_base.so",
@@ -134,6 +141,27 @@ fn two_copies_in_one_process_write_two_separate_correct_logs() {
         &[&so_flags[..], &["-DHEAVY=1"]].concat(),
     );
     let host = build_program("two_jits_host", &["tests/c/two_jits_host.c"], false);
+    (base, diff, host)
+}
+
+/// Bytes per kind of every record of a log, which must hold `methods` records.
+fn sums_by_kind(path: &PathBuf, methods: usize) -> BTreeMap<String, u64> {
+    let (records, _) = log::read_all(path).unwrap();
+    assert_eq!(records.len(), methods, "{}", path.display());
+    let mut by_kind = BTreeMap::new();
+    for r in &records {
+        for &(slot, bytes, _) in &r.counts.kinds {
+            *by_kind
+                .entry(r.schema.kind_name(slot as usize).to_string())
+                .or_insert(0u64) += bytes;
+        }
+    }
+    by_kind
+}
+
+#[test]
+fn two_copies_in_one_process_write_two_separate_correct_logs() {
+    let (base, diff, host) = two_jits();
     let (base_log, diff_log) = (tmp("base.jas"), tmp("diff.jas"));
     let args = [
         base.to_str().unwrap(),
@@ -144,22 +172,82 @@ fn two_copies_in_one_process_write_two_separate_correct_logs() {
     ];
     let out = run(&host, &args);
     assert!(out.contains("base 0, diff 0"), "{out}");
-    let sums = |path: &PathBuf| {
-        let (records, _) = log::read_all(path).unwrap();
-        assert_eq!(records.len(), 40, "{}", path.display());
-        let mut by_kind = BTreeMap::new();
-        for r in &records {
-            for &(slot, bytes, _) in &r.counts.kinds {
-                *by_kind
-                    .entry(r.schema.kind_name(slot as usize).to_string())
-                    .or_insert(0u64) += bytes;
-            }
-        }
-        by_kind
-    };
-    let (b, d) = (sums(&base_log), sums(&diff_log));
+    let (b, d) = (sums_by_kind(&base_log, 40), sums_by_kind(&diff_log, 40));
     assert_eq!(b["ASTNode"], d["ASTNode"]);
     assert_eq!(b["BasicBlock"], d["BasicBlock"]);
+    assert_eq!(
+        2 * b["LSRA"],
+        d["LSRA"],
+        "the diff JIT's LSRA is twice as heavy"
+    );
+}
+
+/// Both copies open their log from one `JITARENA_LOG` pattern, as a replay tool's environment
+/// gives it to both JITs it loads.
+fn two_copies_from_one_pattern(pattern: &str) -> (std::process::Output, PathBuf) {
+    let (base, diff, host) = two_jits();
+    let dir = tmp(&format!("one-pattern-{}", pattern.replace('%', "")));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(&host)
+        .args([
+            base.to_str().unwrap(),
+            diff.to_str().unwrap(),
+            "-",
+            "-",
+            "20",
+        ])
+        .env("JITARENA_LOG", dir.join(pattern))
+        .output()
+        .unwrap();
+    (out, dir)
+}
+
+#[test]
+fn two_copies_with_one_per_process_name_never_share_the_file() {
+    // `%p` alone names one file for both copies: the second opener fails on every method,
+    // saying why, and the first keeps all of its records.
+    let (out, dir) = two_copies_from_one_pattern("jit-%p.jas");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("base 0, diff 7"), "{stdout}\n{stderr}"); // JITARENA_E_IO
+    assert!(
+        stderr.contains("another writer has this file open") && stderr.contains("%m"),
+        "{stderr}"
+    );
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let kinds = sums_by_kind(&files[0], 20);
+    assert!(kinds["LSRA"] > 0);
+}
+
+#[test]
+fn two_copies_named_by_module_write_every_record_apart() {
+    let (out, dir) = two_copies_from_one_pattern("%m-%p.jas");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("base 0, diff 0"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pid_file = |module: &str| {
+        let found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_str().unwrap();
+                name.starts_with(&format!("{module}-")) && name.ends_with(".jas")
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "{module}: {found:?}");
+        found[0].clone()
+    };
+    let b = sums_by_kind(&pid_file("libmini_base"), 20);
+    let d = sums_by_kind(&pid_file("libmini_diff"), 20);
+    assert_eq!(b["ASTNode"], d["ASTNode"]);
     assert_eq!(
         2 * b["LSRA"],
         d["LSRA"],
