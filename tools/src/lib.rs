@@ -9,7 +9,8 @@
 //! - [`harness`]: the replay harness and its C driver (the header's inline path);
 //! - [`gen`]: the RyuJIT-like workload generator;
 //! - [`logtools`] and [`union`]: merge, dump, and the union of kind and phase lists;
-//! - [`output`] and [`progress`]: safe output files and progress bars.
+//! - [`output`] and [`progress`]: safe output files and progress bars;
+//! - [`text`]: names and numbers as people read them.
 #![warn(missing_docs)]
 
 pub mod cli;
@@ -20,4 +21,5 @@ pub mod logtools;
 pub mod output;
 pub mod progress;
 pub mod report;
+pub mod text;
 pub mod union;

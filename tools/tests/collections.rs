@@ -132,7 +132,7 @@ fn the_summary_line_gives_the_range_and_lists_only_significant_changes() {
     let md = std::fs::read_to_string(&md).unwrap();
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     let pct_of = |name: &str| -> f64 {
         let c = doc["collections"]
             .as_array()
@@ -151,7 +151,7 @@ fn the_summary_line_gives_the_range_and_lists_only_significant_changes() {
     assert_eq!(
         line,
         format!(
-            "<summary>Overall (<span style=\"color:red\">{lo:+.2}%</span> to <span style=\"color:red\">{hi:+.2}%</span>)</summary>"
+            "<summary>Overall (<span style=\"color:red\">{lo:+.2}%</span> to <span style=\"color:red\">{hi:+.2}%</span> 🔴)</summary>"
         )
     );
     let overall = section(&md, "<summary>Overall (");

@@ -7,7 +7,7 @@ mod common;
 mod native;
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::tmp;
@@ -145,7 +145,7 @@ fn build_two_jits() -> (PathBuf, PathBuf, PathBuf) {
 }
 
 /// Bytes per kind of every record of a log, which must hold `methods` records.
-fn sums_by_kind(path: &PathBuf, methods: usize) -> BTreeMap<String, u64> {
+fn sums_by_kind(path: &Path, methods: usize) -> BTreeMap<String, u64> {
     let (records, _) = log::read_all(path).unwrap();
     assert_eq!(records.len(), methods, "{}", path.display());
     let mut by_kind = BTreeMap::new();

@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{diff_logs, judge_coverage, pct_change, Delta, DiffOptions, MemDiff, MethodDelta};
-use super::{Missing, Totals};
-use crate::report::shown;
+use super::{Failure, Missing, Totals};
+use crate::text::shown;
 use jitarena::error::{Error, ErrorCode};
 
 /// One base/diff pair to compare.
@@ -59,8 +59,8 @@ pub struct CollectionDiff {
     pub name: String,
     /// The diff, with the thresholds' verdict.
     pub diff: MemDiff,
-    /// Each coverage rule broken, in words (empty: coverage is complete).
-    pub coverage_failures: Vec<String>,
+    /// Each coverage rule broken (empty: coverage is complete).
+    pub coverage_failures: Vec<Failure>,
 }
 
 impl CollectionDiff {
@@ -125,8 +125,11 @@ pub struct Outcome {
     pub status: Status,
     /// The rules that decided it and the collections they decided it in, in words.
     pub rule: String,
-    /// Every rule broken, one self-contained line each, naming its collection.
-    pub failures: Vec<String>,
+    /// Why, in one sentence: the first rule broken (coverage first), with its collection, its
+    /// figure and its limit, and how many more there are; on a pass, [`Outcome::rule`].
+    pub headline: String,
+    /// Every rule broken, each naming its collection: coverage first, then growth.
+    pub failures: Vec<Failure>,
 }
 
 /// Everything a multi-collection memdiff reports.
@@ -305,7 +308,7 @@ pub fn diff_collections(
     let mut diffs = Vec::new();
     for (i, c) in collections.iter().enumerate() {
         if collections.len() > 1 {
-            let name = crate::report::shown(&c.name);
+            let name = shown(&c.name);
             let n = collections.len();
             options
                 .progress
@@ -550,37 +553,24 @@ impl CollectionDiff {
 fn outcome(collections: &[CollectionDiff], one_sided: &[OneSided], named: bool) -> Outcome {
     // A single pair of inputs given without a collection name names no collection.
     let single = !named && collections.len() == 1 && one_sided.is_empty();
-    let label = |name: &str| {
-        if single {
-            String::new()
-        } else {
-            format!("collection {}: ", shown(name))
-        }
+    let owned = |name: &str, f: &Failure| Failure {
+        collection: (!single).then(|| name.to_string()),
+        ..f.clone()
     };
-    let mut failures = Vec::new();
-    let mut incomplete = Vec::new();
-    for o in one_sided {
-        incomplete.push(format!("{}{}", label(&o.name), o.reason));
-    }
+    let mut incomplete: Vec<Failure> = one_sided
+        .iter()
+        .map(|o| owned(&o.name, &Failure::not_compared(&o.reason)))
+        .collect();
     if collections.is_empty() && one_sided.is_empty() {
-        incomplete.push("no collection was compared".to_string());
+        incomplete.push(Failure::not_compared("no collection was compared"));
     }
     for c in collections {
-        incomplete.extend(
-            c.coverage_failures
-                .iter()
-                .map(|f| format!("{}{f}", label(&c.name))),
-        );
+        incomplete.extend(c.coverage_failures.iter().map(|f| owned(&c.name, f)));
     }
+    let mut failures = Vec::new();
     let mut regressions = Vec::new();
     for c in collections.iter().filter(|c| c.diff.verdict.regression) {
-        failures.extend(
-            c.diff
-                .verdict
-                .failures
-                .iter()
-                .map(|f| format!("{}{f}", label(&c.name))),
-        );
+        failures.extend(c.diff.verdict.failures.iter().map(|f| owned(&c.name, f)));
         regressions.push(if single {
             c.diff.verdict.rule.clone()
         } else {
@@ -590,40 +580,58 @@ fn outcome(collections: &[CollectionDiff], one_sided: &[OneSided], named: bool) 
     let status = Status::of(!incomplete.is_empty(), !regressions.is_empty());
     let mut parts = Vec::new();
     if !incomplete.is_empty() {
-        parts.push(format!("incomplete: {}", incomplete.join("; ")));
+        let lines: Vec<String> = incomplete.iter().map(Failure::line).collect();
+        parts.push(format!("incomplete: {}", lines.join("; ")));
     }
     parts.extend(regressions);
     let rule = if status != Status::Pass {
         parts.join("; ")
-    } else if let [only] = collections {
-        only.diff.verdict.rule.clone()
     } else {
-        let largest = collections
-            .iter()
-            .filter_map(|c| {
-                let o = c.diff.overall();
-                pct_change(o.base.bytes, o.diff.bytes).map(|p| (p, shown(&c.name)))
-            })
-            .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
-        let t = collections.first().map(|c| &c.diff.verdict.thresholds);
-        let limit = t.map_or(0.0, |t| t.fail_above);
-        let kinds = if t.is_some_and(|t| t.kind_fail_above.is_some()) {
-            "; every kind within its limit"
-        } else {
-            ""
-        };
-        match largest {
-            Some((p, name)) => format!(
-                "no regression in {} collections: largest total change {p:+.2}% in {name} (limit +{limit}%){kinds}",
-                collections.len()
-            ),
-            None => format!("no regression in {} collections", collections.len()),
-        }
+        passing_rule(collections)
     };
     failures.splice(0..0, incomplete);
+    let headline = match failures.as_slice() {
+        [] => rule.clone(),
+        [only] => only.line(),
+        [first, rest @ ..] => format!(
+            "{} (and {} more rule{} broken)",
+            first.line(),
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" }
+        ),
+    };
     Outcome {
         status,
         rule,
+        headline,
         failures,
+    }
+}
+
+/// Why every collection passed: the largest total change beside its limit.
+fn passing_rule(collections: &[CollectionDiff]) -> String {
+    if let [only] = collections {
+        return only.diff.verdict.rule.clone();
+    }
+    let largest = collections
+        .iter()
+        .filter_map(|c| {
+            let o = c.diff.overall();
+            pct_change(o.base.bytes, o.diff.bytes).map(|p| (p, shown(&c.name)))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
+    let t = collections.first().map(|c| &c.diff.verdict.thresholds);
+    let limit = t.map_or(0.0, |t| t.fail_above);
+    let kinds = if t.is_some_and(|t| t.kind_fail_above.is_some()) {
+        "; every kind within its limit"
+    } else {
+        ""
+    };
+    match largest {
+        Some((p, name)) => format!(
+            "no regression in {} collections: largest total change {p:+.2}% in {name} (limit +{limit}%){kinds}",
+            collections.len()
+        ),
+        None => format!("no regression in {} collections", collections.len()),
     }
 }

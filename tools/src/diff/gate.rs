@@ -1,125 +1,270 @@
-//! The gate: whether growth went beyond the thresholds, and the rule that decided.
+//! The gate: which rules a diff broke, as fields ([`Failure`]), and the rule that decided.
+//!
+//! A rule is decided from the figures alone ([`judge`], [`judge_coverage`]); each failure is
+//! then worded once, by its constructor, from its fields. Growth rules fail the check (FAIL);
+//! coverage rules make it INCOMPLETE: the diff cannot be trusted.
 
 use super::{pct_change, CoverageRules, Delta, MemDiff, Thresholds, Verdict};
+use crate::text::{shown, thousands};
 
-/// Applies the thresholds.
-pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict {
-    let o = diff.overall();
-    // `failures`: one self-contained line per threshold crossed (for machines); `summary`: the
-    // same, with the kinds that crossed one threshold on one line (for people).
-    let mut failures: Vec<String> = Vec::new();
-    let mut summary: Vec<String> = Vec::new();
-    let total = pct_change(o.base.bytes, o.diff.bytes);
-    // A change beside its limit, with the decimals that keep it on its side of the limit
-    // (`+25.0004%` above 25%, not `+25.00%`; a figure within its limit keeps two decimals,
-    // `+25.00%` for 24.9996, which does not read as above it).
-    let against = |p: Option<f64>, limit: f64| match p {
+/// A rule of the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rule {
+    /// A collection found on one side only, or with no log on a side, or the same file on
+    /// both sides: not compared.
+    NotCompared,
+    /// No method matched between the sides.
+    NoMatch,
+    /// A side counted no byte over the matched methods.
+    NoBytes,
+    /// A compile failed on one side only (SuperPMI's `Error` result).
+    FailingCompiles,
+    /// A context seen more than once on one side.
+    Duplicates,
+    /// A side misses more than `--max-missed` percent of the other side's methods.
+    Missed,
+    /// A log cut short.
+    Truncated,
+    /// Total bytes grew past `--fail-above`.
+    Total,
+    /// A kind present on both sides grew past `--kind-fail-above`.
+    Kind,
+    /// Methods grew past `--method-fail-above`.
+    Method,
+    /// Methods hit the arena's memory limit in the diff but not in the base.
+    MemoryLimit,
+}
+
+impl Rule {
+    /// The rule's name in the JSON report: the option that sets it, where one does.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::NotCompared => "not_compared",
+            Rule::NoMatch => "no_match",
+            Rule::NoBytes => "no_bytes",
+            Rule::FailingCompiles => "failing_compiles",
+            Rule::Duplicates => "duplicates",
+            Rule::Missed => "max_missed",
+            Rule::Truncated => "truncated",
+            Rule::Total => "fail_above",
+            Rule::Kind => "kind_fail_above",
+            Rule::Method => "method_fail_above",
+            Rule::MemoryLimit => "memory_limit",
+        }
+    }
+
+    /// Whether breaking it makes the check INCOMPLETE (the diff cannot be trusted) rather
+    /// than FAIL (a regression).
+    pub fn is_coverage(self) -> bool {
+        !matches!(
+            self,
+            Rule::Total | Rule::Kind | Rule::Method | Rule::MemoryLimit
+        )
+    }
+}
+
+/// One rule broken: its fields, for dashboards, and the sentence that says it, for people.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// The collection it was broken in (`None` for a single pair of inputs given without a
+    /// collection name).
+    pub collection: Option<String>,
+    /// The rule.
+    pub rule: Rule,
+    /// What broke it: `total`, a kind's name, `methods`, the side that misses or failed
+    /// (`base`, `diff`), a file, or why a collection was not compared.
+    pub subject: String,
+    /// The base's figure, where there is one (bytes; for counting rules, a count).
+    pub base: Option<u64>,
+    /// The diff's figure.
+    pub diff: Option<u64>,
+    /// The change, or share, in percent.
+    pub percent: Option<f64>,
+    /// The limit it was judged against, in percent.
+    pub limit: Option<f64>,
+    /// The failure in one sentence, without its collection.
+    pub sentence: String,
+}
+
+impl Failure {
+    fn new(rule: Rule, subject: impl Into<String>, sentence: String) -> Failure {
+        Failure {
+            collection: None,
+            rule,
+            subject: subject.into(),
+            base: None,
+            diff: None,
+            percent: None,
+            limit: None,
+            sentence,
+        }
+    }
+
+    fn figures(mut self, base: u64, diff: u64) -> Failure {
+        self.base = Some(base);
+        self.diff = Some(diff);
+        self
+    }
+
+    fn against(mut self, percent: Option<f64>, limit: f64) -> Failure {
+        self.percent = percent;
+        self.limit = Some(limit);
+        self
+    }
+
+    /// The sentence, with its collection in front when it has one.
+    pub fn line(&self) -> String {
+        match &self.collection {
+            Some(c) => format!("collection {}: {}", shown(c), self.sentence),
+            None => self.sentence.clone(),
+        }
+    }
+
+    /// Total bytes grew past the limit.
+    pub fn total(base: u64, diff: u64, limit: f64) -> Failure {
+        let p = pct_change(base, diff);
+        let sentence = format!(
+            "total bytes grew {} ({} → {}), above --fail-above {limit}%",
+            beside(p, limit),
+            thousands(base),
+            thousands(diff),
+        );
+        Failure::new(Rule::Total, "total", sentence)
+            .figures(base, diff)
+            .against(p, limit)
+    }
+
+    /// A kind present on both sides grew past the limit; `floor`: the least bytes a kind
+    /// needs to be judged.
+    pub fn kind(k: &Delta, limit: f64, floor: u64) -> Failure {
+        let p = pct_change(k.base, k.diff);
+        let sentence = format!("{}, {}", kind_growth(k, limit), kind_rule(limit, floor));
+        Failure::new(Rule::Kind, k.name.clone(), sentence)
+            .figures(k.base, k.diff)
+            .against(p, limit)
+    }
+
+    /// `count` methods of at least `floor` bytes grew past the limit, the most by `worst`.
+    pub fn methods(count: u64, worst: f64, limit: f64, floor: u64) -> Failure {
+        let sentence = format!(
+            "{} method{} of at least {} bytes grew more than --method-fail-above {limit}% (the most by {})",
+            thousands(count),
+            plural(count),
+            thousands(floor),
+            beside(Some(worst), limit)
+        );
+        let mut f = Failure::new(Rule::Method, "methods", sentence).against(Some(worst), limit);
+        f.diff = Some(count);
+        f
+    }
+
+    /// `count` matched methods hit the memory limit in the diff only.
+    pub fn memory_limit(count: u64) -> Failure {
+        let sentence = format!(
+            "{} method{} hit the arena's memory limit in the diff but not in the base (their bytes stop at the limit, so their growth is understated)",
+            thousands(count),
+            plural(count)
+        );
+        let mut f = Failure::new(Rule::MemoryLimit, "methods", sentence);
+        f.diff = Some(count);
+        f
+    }
+
+    /// A collection that could not be compared, and why.
+    pub fn not_compared(reason: &str) -> Failure {
+        Failure::new(Rule::NotCompared, reason, reason.to_string())
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// A change beside its limit, with the decimals that keep it on its side of the limit
+/// (`+25.0004%` above 25%, not `+25.00%`; a figure within its limit keeps two decimals,
+/// `+25.00%` for 24.9996, which does not read as above it); `new` from nothing.
+fn beside(p: Option<f64>, limit: f64) -> String {
+    match p {
         Some(p) => format!("{p:+.0$}%", decimals_against(p, limit)),
         None => "new".to_string(),
-    };
-    let th = crate::report::thousands;
+    }
+}
+
+/// `kind LSRA grew +60.00% (1,200,215 → 1,920,376)`.
+fn kind_growth(k: &Delta, limit: f64) -> String {
+    format!(
+        "kind {} grew {} ({} → {})",
+        shown(&k.name),
+        beside(pct_change(k.base, k.diff), limit),
+        thousands(k.base),
+        thousands(k.diff)
+    )
+}
+
+/// `above --kind-fail-above 25% for kinds of at least 204,741 bytes`.
+fn kind_rule(limit: f64, floor: u64) -> String {
+    format!(
+        "above --kind-fail-above {limit}% for kinds of at least {} bytes",
+        thousands(floor)
+    )
+}
+
+/// Applies the thresholds. A kind on one side only (appeared, or vanished: added, split or
+/// renamed by the change) never fails on its own: its bytes are judged through the total.
+pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict {
+    let o = diff.overall();
+    let mut failures: Vec<Failure> = Vec::new();
+    let total = pct_change(o.base.bytes, o.diff.bytes);
     if o.diff.bytes > o.base.bytes && total.is_none_or(|p| p > t.fail_above) {
-        failures.push(format!(
-            "total bytes grew {} ({} → {}), above --fail-above {}%",
-            against(total, t.fail_above),
-            th(o.base.bytes),
-            th(o.diff.bytes),
-            t.fail_above
-        ));
-        summary.extend(failures.last().cloned());
+        failures.push(Failure::total(o.base.bytes, o.diff.bytes, t.fail_above));
     }
     let mut resolved = t.clone();
     let floor = t.kind_min_bytes.unwrap_or(o.base.bytes / 100);
     resolved.kind_min_bytes = Some(floor);
-    let mut worst_kind: Option<(&Delta, Option<f64>)> = None;
-    let mut kinds_over = Vec::new();
+    let judged = |k: &&Delta| k.base > 0 && k.base.max(k.diff) >= floor && k.diff > k.base;
+    let worst_kind = diff
+        .kinds
+        .iter()
+        .filter(judged)
+        .map(|k| (k, pct_change(k.base, k.diff).unwrap_or(f64::INFINITY)))
+        .fold(None::<(&Delta, f64)>, |w, (k, p)| match w {
+            Some((_, wp)) if wp >= p => w,
+            _ => Some((k, p)),
+        });
     if let Some(limit) = t.kind_fail_above {
-        for k in diff
-            .kinds
-            .iter()
-            .filter(|k| k.base.max(k.diff) >= floor && k.diff > k.base)
-        {
-            let p = pct_change(k.base, k.diff);
-            if worst_kind
-                .is_none_or(|(_, w)| p.unwrap_or(f64::INFINITY) > w.unwrap_or(f64::INFINITY))
-            {
-                worst_kind = Some((k, p));
+        for k in diff.kinds.iter().filter(judged) {
+            if pct_change(k.base, k.diff).is_some_and(|p| p > limit) {
+                failures.push(Failure::kind(k, limit, floor));
             }
-            if p.is_none_or(|p| p > limit) {
-                kinds_over.push(format!(
-                    "kind {} grew {} ({} → {})",
-                    crate::report::shown(&k.name),
-                    against(p, limit),
-                    th(k.base),
-                    th(k.diff)
-                ));
-            }
-        }
-        let rule = format!(
-            "above --kind-fail-above {limit}% for kinds of at least {} bytes",
-            th(floor)
-        );
-        failures.extend(kinds_over.iter().map(|k| format!("{k}, {rule}")));
-        if !kinds_over.is_empty() {
-            summary.push(format!("{}, {rule}", kinds_over.join(", ")));
         }
     }
     if let Some(limit) = t.method_fail_above {
-        let over: Vec<&(u64, u64)> = methods
+        let over: Vec<f64> = methods
             .iter()
-            .filter(|(b, d)| {
-                *b >= t.method_min_bytes && pct_change(*b, *d).is_some_and(|p| p > limit)
-            })
+            .filter(|(b, _)| *b >= t.method_min_bytes)
+            .filter_map(|&(b, d)| pct_change(b, d).filter(|p| *p > limit))
             .collect();
-        if !over.is_empty() {
-            failures.push(format!(
-                "{} method{} of at least {} bytes grew more than --method-fail-above {limit}%",
-                th(over.len() as u64),
-                if over.len() == 1 { "" } else { "s" },
-                th(t.method_min_bytes)
+        if let Some(worst) = over.iter().copied().reduce(f64::max) {
+            failures.push(Failure::methods(
+                over.len() as u64,
+                worst,
+                limit,
+                t.method_min_bytes,
             ));
-            summary.extend(failures.last().cloned());
         }
     }
-    let new_hits = diff.coverage.limit_hits_new;
-    if new_hits > 0 {
-        failures.push(format!(
-            "{} method{} hit the arena's memory limit in the diff but not in the base (their bytes stop at the limit, so their growth is understated)",
-            th(new_hits),
-            if new_hits == 1 { "" } else { "s" }
-        ));
-        summary.extend(failures.last().cloned());
+    if diff.coverage.limit_hits_new > 0 {
+        failures.push(Failure::memory_limit(diff.coverage.limit_hits_new));
     }
     let regression = !failures.is_empty();
     let rule = if regression {
-        summary.join("; ")
+        rule_of(diff, &failures, floor)
     } else {
-        let mut parts = vec![format!(
-            "total {} (limit +{}%)",
-            against(total, t.fail_above).replace("new", "+0.00%"),
-            t.fail_above
-        )];
-        if let Some(limit) = t.kind_fail_above {
-            parts.push(match worst_kind {
-                Some((k, p)) => format!(
-                    "largest kind growth {} {} (limit +{limit}% for kinds of at least {} bytes)",
-                    crate::report::shown(&k.name),
-                    against(p, limit),
-                    th(floor)
-                ),
-                None => format!(
-                    "no kind of at least {} bytes grew (limit +{limit}%)",
-                    th(floor)
-                ),
-            });
-        }
-        if let Some(limit) = t.method_fail_above {
-            parts.push(format!(
-                "no method of at least {} bytes grew more than {limit}%",
-                th(t.method_min_bytes)
-            ));
-        }
-        format!("no regression: {}", parts.join("; "))
+        passing_rule(t, total, worst_kind, floor)
     };
     Verdict {
         regression,
@@ -129,39 +274,83 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
     }
 }
 
-/// The coverage rules broken by one collection's diff, in words: no matched method, a side
-/// missing more than `max_missed` percent of the other side's methods, a log cut short.
-pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
-    let th = crate::report::thousands;
+/// The failures in one line, for people: the kinds that crossed the kind threshold together,
+/// where the first of them stood.
+fn rule_of(diff: &MemDiff, failures: &[Failure], floor: u64) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut kinds_said = false;
+    for f in failures {
+        match (f.rule, f.limit) {
+            (Rule::Kind, Some(limit)) if !kinds_said => {
+                kinds_said = true;
+                let grew: Vec<String> = failures
+                    .iter()
+                    .filter(|k| k.rule == Rule::Kind)
+                    .filter_map(|k| diff.kinds.iter().find(|d| d.name == k.subject))
+                    .map(|k| kind_growth(k, limit))
+                    .collect();
+                parts.push(format!("{}, {}", grew.join(", "), kind_rule(limit, floor)));
+            }
+            (Rule::Kind, _) => {}
+            _ => parts.push(f.sentence.clone()),
+        }
+    }
+    parts.join("; ")
+}
+
+/// Why a diff passed: its total and its largest kind growth beside their limits.
+fn passing_rule(
+    t: &Thresholds,
+    total: Option<f64>,
+    worst_kind: Option<(&Delta, f64)>,
+    floor: u64,
+) -> String {
+    let mut parts = vec![format!(
+        "total {} (limit +{}%)",
+        beside(total, t.fail_above).replace("new", "+0.00%"),
+        t.fail_above
+    )];
+    if let Some(limit) = t.kind_fail_above {
+        parts.push(match worst_kind {
+            Some((k, p)) => format!(
+                "largest kind growth {} {} (limit +{limit}% for kinds of at least {} bytes)",
+                shown(&k.name),
+                beside(Some(p), limit),
+                thousands(floor)
+            ),
+            None => format!(
+                "no kind of at least {} bytes grew (limit +{limit}%)",
+                thousands(floor)
+            ),
+        });
+    }
+    if let Some(limit) = t.method_fail_above {
+        parts.push(format!(
+            "no method of at least {} bytes grew more than {limit}%",
+            thousands(t.method_min_bytes)
+        ));
+    }
+    format!("no regression: {}", parts.join("; "))
+}
+
+/// The coverage rules broken by one collection's diff: no matched method, a side that counted
+/// no byte, a side missing more than `max_missed` percent of the other side's methods, a log
+/// cut short.
+pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<Failure> {
     let c = &diff.coverage;
     let mut out = Vec::new();
     if c.matched == 0 {
-        out.push(format!(
+        let sentence = format!(
             "no method matched (base {} methods, diff {}): the logs do not come from the same methods",
-            th(c.base_methods()),
-            th(c.diff_methods())
-        ));
+            thousands(c.base_methods()),
+            thousands(c.diff_methods())
+        );
+        out.push(
+            Failure::new(Rule::NoMatch, "methods", sentence)
+                .figures(c.base_methods(), c.diff_methods()),
+        );
     }
-    // No byte over matched methods is no measurement: every byte in an ignored kind, or a JIT
-    // whose arena did not count (JITARENA_NO_COUNTERS); its "-100%" is not a saving.
-    let o = diff.overall();
-    let ignoring = !diff.ignored_kinds.is_empty();
-    if c.matched > 0 && o.base.bytes == 0 && o.diff.bytes == 0 && ignoring {
-        out.push(format!(
-            "--ignore-kind left no byte of the {} matched methods to compare (every byte was in an ignored kind)",
-            th(c.matched)
-        ));
-    } else if c.matched > 0 {
-        for (side, bytes) in [("base", o.base.bytes), ("diff", o.diff.bytes)] {
-            if bytes == 0 {
-                out.push(format!(
-                    "the {side} counted no byte in its {} matched methods{}: no measurement (a JIT built with JITARENA_NO_COUNTERS?)",
-                    th(c.matched),
-                    if ignoring { " outside the ignored kinds" } else { "" }
-                ));
-            }
-        }
-    }
+    no_bytes(diff, &mut out);
     for (side, other, missed, of) in [
         ("diff", "base", c.only_base, c.base_methods()),
         ("base", "diff", c.only_diff, c.diff_methods()),
@@ -175,22 +364,59 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<String> {
             // Enough decimals that the share does not read as within the limit (`1.00%, above
             // --max-missed 1%`).
             let shown = format!("{share:.0$}", decimals_against(share, rules.max_missed));
-            out.push(format!(
+            let sentence = format!(
                 "the {side} misses {} of the {other}'s {} methods ({shown}%), above --max-missed {}%",
-                th(missed),
-                th(of),
+                thousands(missed),
+                thousands(of),
                 rules.max_missed
-            ));
+            );
+            out.push(
+                Failure::new(Rule::Missed, side, sentence)
+                    .figures(c.base_methods(), c.diff_methods())
+                    .against(Some(share), rules.max_missed),
+            );
         }
     }
     if !rules.allow_truncated {
         for file in &c.truncated {
-            out.push(format!(
+            let sentence = format!(
                 "{file}: a log cut short (its last record, or that of a log merged into it, is incomplete: a JIT killed while writing, or a log still being written); --allow-truncated accepts it"
-            ));
+            );
+            out.push(Failure::new(Rule::Truncated, file.clone(), sentence));
         }
     }
     out
+}
+
+/// No byte over matched methods is no measurement: every byte in an ignored kind, or a JIT
+/// whose arena did not count (JITARENA_NO_COUNTERS); its "-100%" is not a saving.
+fn no_bytes(diff: &MemDiff, out: &mut Vec<Failure>) {
+    let c = &diff.coverage;
+    let o = diff.overall();
+    let ignoring = !diff.ignored_kinds.is_empty();
+    if c.matched == 0 {
+        return;
+    }
+    if o.base.bytes == 0 && o.diff.bytes == 0 && ignoring {
+        let sentence = format!(
+            "--ignore-kind left no byte of the {} matched methods to compare (every byte was in an ignored kind)",
+            thousands(c.matched)
+        );
+        out.push(Failure::new(Rule::NoBytes, "ignored kinds", sentence).figures(0, 0));
+        return;
+    }
+    for (side, bytes) in [("base", o.base.bytes), ("diff", o.diff.bytes)] {
+        if bytes == 0 {
+            let sentence = format!(
+                "the {side} counted no byte in its {} matched methods{}: no measurement (a JIT built with JITARENA_NO_COUNTERS?)",
+                thousands(c.matched),
+                if ignoring { " outside the ignored kinds" } else { "" }
+            );
+            out.push(
+                Failure::new(Rule::NoBytes, side, sentence).figures(o.base.bytes, o.diff.bytes),
+            );
+        }
+    }
 }
 
 /// The decimals, from 2 to 9, that `value` needs to read on the same side of `limit` as it is

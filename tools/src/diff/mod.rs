@@ -17,7 +17,7 @@ pub use collections::{
     OneSided, Outcome, Report, Status,
 };
 pub use csv::diff_csv;
-pub use gate::{judge, judge_coverage};
+pub use gate::{judge, judge_coverage, Failure, Rule};
 pub use logs::diff_logs;
 pub use tally::change_bucket;
 
@@ -309,8 +309,8 @@ pub struct Verdict {
     pub regression: bool,
     /// The rule that decided, in words.
     pub rule: String,
-    /// Every threshold crossed.
-    pub failures: Vec<String>,
+    /// Every threshold crossed, as fields and in words (without a collection).
+    pub failures: Vec<Failure>,
     /// The thresholds applied (with the kind floor resolved).
     pub thresholds: Thresholds,
 }

@@ -24,6 +24,17 @@ pub fn pdiff(base: u64, diff: u64) -> String {
     }
 }
 
+/// The PDIFF of a named part of the totals (a kind, a phase, a kind in a phase): as
+/// [`pdiff`], but `appeared` when the base has none of it and `vanished` when the diff has
+/// none (a kind a change adds, splits or renames is not infinite growth).
+pub fn part_pdiff(base: u64, diff: u64) -> String {
+    match (base, diff) {
+        (0, d) if d > 0 => "appeared".into(),
+        (b, 0) if b > 0 => "vanished".into(),
+        _ => pdiff(base, diff),
+    }
+}
+
 /// A method as reports name it: its name (as [`shown`]), tier and context.
 pub(crate) fn method_label(m: &MethodDelta) -> String {
     let name = shown(m.name.as_deref().unwrap_or("(unknown method)"));
@@ -243,7 +254,7 @@ fn delta_table_text(o: &mut String, title: &str, what: &str, order: &str, rows: 
             thousands(r.base),
             thousands(r.diff),
             signed_thousands(r.delta()),
-            pdiff(r.base, r.diff)
+            part_pdiff(r.base, r.diff)
         );
     }
 }
@@ -290,7 +301,7 @@ pub(crate) fn phase_kinds_text(o: &mut String, rows: &[PhaseKindDelta], limit: u
             thousands(r.base),
             thousands(r.diff),
             signed_thousands(r.delta()),
-            pdiff(r.base, r.diff)
+            part_pdiff(r.base, r.diff)
         );
     }
 }
@@ -325,7 +336,7 @@ pub(crate) fn phase_kinds_details(
                 thousands(r.base),
                 thousands(r.diff),
                 signed_thousands(r.delta()),
-                colored_pdiff(r.base, r.diff)
+                colored(r.base, r.diff, part_pdiff(r.base, r.diff))
             );
         }
     });
@@ -343,7 +354,7 @@ pub(crate) fn render_collection_markdown(
     d: &MemDiff,
     heading: &str,
     long: bool,
-    coverage_failures: &[String],
+    coverage_failures: &[crate::diff::Failure],
 ) -> String {
     let mut o = String::new();
     let g = d.overall();
@@ -390,7 +401,7 @@ pub(crate) fn render_collection_markdown(
         let _ = writeln!(o, "Coverage rules broken:");
         let _ = writeln!(o);
         for f in coverage_failures {
-            let _ = writeln!(o, "- {}", md_escape(f));
+            let _ = writeln!(o, "- {}", md_escape(&f.sentence));
         }
         let _ = writeln!(o);
     }
@@ -570,21 +581,48 @@ pub(crate) fn delta_details(o: &mut String, title: &str, what: &str, rows: &[Del
                 thousands(r.base),
                 thousands(r.diff),
                 signed_thousands(r.delta()),
-                colored_pdiff(r.base, r.diff)
+                colored(r.base, r.diff, part_pdiff(r.base, r.diff))
             );
         }
     });
 }
 
-/// A PDIFF in red (more memory) or green (less), as the replay tool's summaries show them.
+/// A PDIFF in red (more memory) or green (less), as the replay tool's summaries show them,
+/// with a red or green mark after it that stays where a host strips the `style` (GitHub).
 pub(crate) fn colored_pdiff(base: u64, diff: u64) -> String {
-    let text = pdiff(base, diff);
+    colored(base, diff, pdiff(base, diff))
+}
+
+/// `text` colored as the change from `base` to `diff` is (see [`colored_pdiff`]).
+pub(crate) fn colored(base: u64, diff: u64, text: String) -> String {
+    match mark(base, diff) {
+        "" => text,
+        mark => format!("{} {mark}", span_colored(base, diff, &text)),
+    }
+}
+
+/// `text` in a red or green span as the change from `base` to `diff` is, without the mark.
+pub(crate) fn span_colored(base: u64, diff: u64, text: &str) -> String {
     match diff.cmp(&base) {
         std::cmp::Ordering::Greater => format!("<span style=\"color:red\">{text}</span>"),
         std::cmp::Ordering::Less => format!("<span style=\"color:green\">{text}</span>"),
-        std::cmp::Ordering::Equal => text,
+        std::cmp::Ordering::Equal => text.to_string(),
     }
 }
+
+/// [`GREW`], [`SHRANK`], or nothing for no change.
+pub(crate) fn mark(base: u64, diff: u64) -> &'static str {
+    match diff.cmp(&base) {
+        std::cmp::Ordering::Greater => GREW,
+        std::cmp::Ordering::Less => SHRANK,
+        std::cmp::Ordering::Equal => "",
+    }
+}
+
+/// The mark of more memory: red where markdown's colors are stripped.
+pub const GREW: &str = "🔴";
+/// The mark of less memory.
+pub const SHRANK: &str = "🟢";
 
 /// Escapes text for HTML and XHTML: markup characters as entities, and the characters XML
 /// forbids (control characters other than tab and line breaks, non-characters) as visible
@@ -685,7 +723,7 @@ pub fn json_value(d: &MemDiff) -> Value {
     let t = &d.verdict.thresholds;
     let opt_f = |v: Option<f64>| v.map_or(Value::Null, json_f64);
     let mut doc = json!({
-        "version": 1,
+        "version": 2,
         "coverage": {
             "base_files": c.base_files,
             "diff_files": c.diff_files,
@@ -730,7 +768,7 @@ pub fn json_value(d: &MemDiff) -> Value {
             "regression": d.verdict.regression,
             "exit_code": u8::from(d.verdict.regression),
             "rule": d.verdict.rule,
-            "failures": d.verdict.failures,
+            "failures": failures_json(&d.verdict.failures),
         },
         "warnings": d.warnings,
     });
@@ -738,6 +776,27 @@ pub fn json_value(d: &MemDiff) -> Value {
         map.insert("phase_kinds".into(), phase_kinds_json(&d.phase_kinds));
     }
     doc
+}
+
+/// Each rule broken as fields (collection, rule, subject, base, diff, percent, limit) beside
+/// the sentence that says it.
+fn failures_json(failures: &[crate::diff::Failure]) -> Value {
+    failures
+        .iter()
+        .map(|f| {
+            json!({
+                "collection": f.collection,
+                "rule": f.rule.name(),
+                "class": if f.rule.is_coverage() { "INCOMPLETE" } else { "FAIL" },
+                "subject": f.subject,
+                "base": f.base,
+                "diff": f.diff,
+                "percent": f.percent.map_or(Value::Null, json_f64),
+                "limit": f.limit.map_or(Value::Null, json_f64),
+                "sentence": f.line(),
+            })
+        })
+        .collect()
 }
 
 /// Every recorded (phase, kind) pair: names, both sides' bytes, delta and percent.
@@ -794,7 +853,7 @@ pub fn render_report_json(r: &crate::diff::Report) -> String {
                 "name": c.name,
                 "status": c.status().label(),
                 "exit_code": c.status().exit_code(),
-                "coverage_failures": c.coverage_failures,
+                "coverage_failures": failures_json(&c.coverage_failures),
                 "missing_in_diff": missing(&cov.missing_in_diff),
                 "missing_in_base": missing(&cov.missing_in_base),
                 "truncated": cov.truncated,
@@ -810,12 +869,13 @@ pub fn render_report_json(r: &crate::diff::Report) -> String {
     let (base_missed, diff_missed) = r.missed();
     let o = &r.outcome;
     let mut doc = json!({
-        "schema_version": 2,
+        "schema_version": 3,
         "verdict": {
             "status": o.status.label(),
             "exit_code": o.status.exit_code(),
             "rule": o.rule,
-            "failures": o.failures,
+            "headline": o.headline,
+            "failures": failures_json(&o.failures),
         },
         "coverage_rules": {
             "max_missed": json_f64(r.rules.max_missed),

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::diff::{html_escape as esc, pdiff, render_text};
+use super::diff::{html_escape as esc, part_pdiff, pdiff, render_text};
 use super::{shown, signed_thousands, thousands};
 use crate::diff::{Delta, MemDiff, MethodDelta, PhaseKindDelta, Report, Status, CHANGE_BUCKETS};
 
@@ -37,7 +37,7 @@ pub fn render_report_html(r: &Report) -> String {
     if r.outcome.failures.len() > 1 {
         let _ = writeln!(o, "<ul>");
         for f in &r.outcome.failures {
-            let _ = writeln!(o, "<li>{}</li>", esc(f));
+            let _ = writeln!(o, "<li>{}</li>", esc(&f.line()));
         }
         let _ = writeln!(o, "</ul>");
     }
@@ -117,7 +117,11 @@ pub fn render_report_html(r: &Report) -> String {
     for c in &r.collections {
         let _ = writeln!(o, "<h2>Collection {}</h2>", esc(&shown(&c.name)));
         for f in &c.coverage_failures {
-            let _ = writeln!(o, "<p class=\"verdict fail\">INCOMPLETE: {}</p>", esc(f));
+            let _ = writeln!(
+                o,
+                "<p class=\"verdict fail\">INCOMPLETE: {}</p>",
+                esc(&f.sentence)
+            );
         }
         collection_sections(&mut o, &c.diff, "h3");
     }
@@ -235,12 +239,21 @@ fn collection_sections(o: &mut String, d: &MemDiff, h: &str) {
 }
 
 fn span(base: u64, diff: u64) -> String {
+    span_of(base, diff, pdiff(base, diff))
+}
+
+/// A kind's or phase's PDIFF (`appeared`, `vanished`) in a span.
+fn part_span(base: u64, diff: u64) -> String {
+    span_of(base, diff, part_pdiff(base, diff))
+}
+
+fn span_of(base: u64, diff: u64, text: String) -> String {
     let class = match diff.cmp(&base) {
         std::cmp::Ordering::Greater => " class=\"up\"",
         std::cmp::Ordering::Less => " class=\"down\"",
         std::cmp::Ordering::Equal => "",
     };
-    format!("<span{class}>{}</span>", esc(&pdiff(base, diff)))
+    format!("<span{class}>{}</span>", esc(&text))
 }
 
 fn delta_table(o: &mut String, what: &str, rows: &[Delta]) {
@@ -253,7 +266,7 @@ fn delta_table(o: &mut String, what: &str, rows: &[Delta]) {
             thousands(r.base),
             thousands(r.diff),
             signed_thousands(r.delta()),
-            span(r.base, r.diff)
+            part_span(r.base, r.diff)
         );
     }
     let _ = writeln!(o, "</table>");
@@ -271,7 +284,7 @@ fn phase_kind_table(o: &mut String, rows: &[PhaseKindDelta]) {
             thousands(r.base),
             thousands(r.diff),
             signed_thousands(r.delta()),
-            span(r.base, r.diff)
+            part_span(r.base, r.diff)
         );
     }
     let _ = writeln!(o, "</table>");
@@ -340,10 +353,10 @@ fn delta_bars(o: &mut String, rows: &[Delta]) {
             row_h - 6.0,
             esc(&shown(&r.name)),
             signed_thousands(delta),
-            esc(&pdiff(r.base, r.diff)),
+            esc(&part_pdiff(r.base, r.diff)),
             y + 13.0,
             signed_thousands(delta),
-            esc(&pdiff(r.base, r.diff))
+            esc(&part_pdiff(r.base, r.diff))
         );
     }
     let _ = writeln!(o, "</svg>");

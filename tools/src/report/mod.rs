@@ -7,49 +7,8 @@ mod sort;
 pub mod stats;
 pub mod summary;
 
-use std::borrow::Cow;
-
-/// Whether a character would hide or disguise text when shown: a control character, a
-/// bidirectional control (Unicode's Bidi_Control: an override, isolate or mark, which can
-/// reorder what a reader sees), or a non-character.
-pub(crate) fn disguises(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-        || matches!(c, '\u{FFFE}' | '\u{FFFF}')
-}
-
-/// A name from a compiled program or a JIT (a method, kind, phase or collection name), made
-/// safe to show on a terminal or in a document: control characters become their visible
-/// pictures (a newline shows as `␊`, an escape as `␛`), bidirectional overrides and
-/// non-characters become `�`. Everything else is kept.
-pub fn visible(name: &str) -> Cow<'_, str> {
-    if !name.chars().any(disguises) {
-        return Cow::Borrowed(name);
-    }
-    Cow::Owned(
-        name.chars()
-            .map(|c| match c as u32 {
-                n @ 0..=0x1F => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
-                0x7F => '\u{2421}',
-                _ if disguises(c) => '\u{FFFD}',
-                _ => c,
-            })
-            .collect(),
-    )
-}
-
-/// Longest name shown, in characters: a longer one is cut and ends in `…`, so that a hostile
-/// name cannot push a pull request comment past its size limit or flood a terminal.
-pub const NAME_SHOWN: usize = 200;
-
-/// A name as a report shows it: [`visible`], and cut at [`NAME_SHOWN`] characters.
-pub fn shown(name: &str) -> Cow<'_, str> {
-    let name = visible(name);
-    match name.char_indices().nth(NAME_SHOWN) {
-        None => name,
-        Some((at, _)) => Cow::Owned(format!("{}…", &name[..at])),
-    }
-}
+pub(crate) use crate::text::disguises;
+pub use crate::text::{pct, shown, signed_thousands, thousands, visible, NAME_SHOWN};
 
 /// Text as markdown that renders as exactly those characters and nothing else: no element,
 /// link, image, emphasis, code span, math, entity, autolink or table cell break can come from
@@ -74,39 +33,6 @@ pub fn md_text(text: &str) -> String {
 
 /// The zero-width space [`md_text`] puts after `@` and `#`.
 pub const MD_BREAK: char = '\u{200B}';
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A signed number with thousands separators and an explicit sign.
-pub fn signed_thousands(n: i128) -> String {
-    let sign = if n > 0 {
-        "+"
-    } else if n < 0 {
-        "-"
-    } else {
-        ""
-    };
-    format!("{sign}{}", thousands(n.unsigned_abs() as u64))
-}
-
-/// `part` as a percentage of `whole`, two decimals (`0.00%` when `whole` is 0).
-pub fn pct(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        return "0.00%".into();
-    }
-    format!("{:.2}%", part as f64 * 100.0 / whole as f64)
-}
 
 /// The value at quantile `q` (0..=1) of sorted values (nearest rank), 0 if empty.
 pub fn quantile(sorted: &[u64], q: f64) -> u64 {

@@ -8,8 +8,9 @@
 use std::fmt::Write as _;
 
 use super::diff::{
-    colored_pdiff, delta_details, details, method_label, pdiff, phase_kinds_details,
-    phase_kinds_text, render_collection_markdown, render_text_body,
+    colored, colored_pdiff, delta_details, details, mark, method_label, part_pdiff, pdiff,
+    phase_kinds_details, phase_kinds_text, render_collection_markdown, render_text_body,
+    span_colored,
 };
 use super::{md_text, pct, shown, signed_thousands, thousands, visible};
 use crate::diff::{pct_change, Report, Status, Totals};
@@ -76,11 +77,17 @@ fn range(rows: &[(&str, u64, u64)]) -> String {
     let lo = rows.iter().min_by(|a, b| by_pct(a).total_cmp(&by_pct(b)));
     let hi = rows.iter().max_by(|a, b| by_pct(a).total_cmp(&by_pct(b)));
     match (lo, hi) {
-        (Some(lo), Some(hi)) if pdiff(lo.1, lo.2) != pdiff(hi.1, hi.2) => format!(
-            "{} to {}",
-            colored_pdiff(lo.1, lo.2),
-            colored_pdiff(hi.1, hi.2)
-        ),
+        (Some(lo), Some(hi)) if pdiff(lo.1, lo.2) != pdiff(hi.1, hi.2) => {
+            let marks = match (mark(lo.1, lo.2), mark(hi.1, hi.2)) {
+                (a, b) if a == b => a.to_string(),
+                (a, b) => format!("{a}{b}"),
+            };
+            format!(
+                "{} to {} {marks}",
+                span_colored(lo.1, lo.2, &pdiff(lo.1, lo.2)),
+                span_colored(hi.1, hi.2, &pdiff(hi.1, hi.2))
+            )
+        }
         (Some(lo), _) => colored_pdiff(lo.1, lo.2),
         _ => String::new(),
     }
@@ -96,6 +103,7 @@ pub fn render_markdown(r: &Report) -> String {
     };
     let _ = writeln!(o, "## jitarena memdiff: {icon} {}", verdict_words(r));
     let _ = writeln!(o);
+    verdict_md(&mut o, r);
     let _ = writeln!(o, "{}", contexts_line(r));
     let _ = writeln!(o);
     let _ = writeln!(o, "{}", missed_line(r));
@@ -203,7 +211,7 @@ pub fn render_markdown(r: &Report) -> String {
                                 thousands(d.base),
                                 thousands(d.diff),
                                 signed_thousands(d.delta()),
-                                colored_pdiff(d.base, d.diff)
+                                colored(d.base, d.diff, part_pdiff(d.base, d.diff))
                             );
                         }
                         let _ = writeln!(o);
@@ -236,7 +244,6 @@ pub fn render_markdown(r: &Report) -> String {
         });
     }
     missing_details(&mut o, r, SUMMARY_ROWS);
-    verdict_md(&mut o, r);
     o
 }
 
@@ -357,20 +364,22 @@ fn missing_details(o: &mut String, r: &Report, n: usize) {
     );
 }
 
+/// The verdict and why, in one sentence (the collection, the rule, the figure, the limit),
+/// then every rule broken when there are several.
 fn verdict_md(o: &mut String, r: &Report) {
     let out = &r.outcome;
-    let _ = writeln!(
-        o,
-        "**{}** (exit {}): {}",
-        out.status.label(),
-        out.status.exit_code(),
-        md_text(&out.rule)
-    );
+    let _ = writeln!(o, "**{}**: {}", out.status.label(), md_text(&out.headline));
+    let _ = writeln!(o);
     if out.failures.len() > 1 {
-        let _ = writeln!(o);
         for f in &out.failures {
-            let _ = writeln!(o, "- {}", md_text(f));
+            let class = if f.rule.is_coverage() {
+                "INCOMPLETE"
+            } else {
+                "FAIL"
+            };
+            let _ = writeln!(o, "- {class}: {}", md_text(&f.line()));
         }
+        let _ = writeln!(o);
     }
 }
 
@@ -421,7 +430,7 @@ pub fn render_text(r: &Report) -> String {
     let _ = writeln!(o, "{}: {}", verdict_words(r), visible(&r.outcome.rule));
     if r.outcome.failures.len() > 1 {
         for f in &r.outcome.failures {
-            let _ = writeln!(o, "  - {}", visible(f));
+            let _ = writeln!(o, "  - {}", visible(&f.line()));
         }
     }
     o
@@ -511,7 +520,7 @@ fn collections_text(o: &mut String, r: &Report) {
                 thousands(d.base),
                 thousands(d.diff),
                 signed_thousands(d.delta()),
-                pdiff(d.base, d.diff)
+                part_pdiff(d.base, d.diff)
             );
         }
     }

@@ -1,0 +1,97 @@
+//! The gate in a JIT team's real day: kinds a pull request adds, splits or renames; contexts
+//! seen twice; options mistyped; and a verdict that says why first.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{cli, counts, s, schema, tmp, written};
+
+/// Methods per log.
+const METHODS: usize = 50;
+
+/// A log of [`METHODS`] methods over `kinds`, the `i`th method's kind `k` holding
+/// `bytes(i)[k]` bytes, all in one phase.
+fn log_of(name: &str, kinds: &[&str], bytes: impl Fn(usize) -> Vec<u64>) -> PathBuf {
+    let sch = schema(kinds, &["Main"]);
+    let records: Vec<_> = (0..METHODS)
+        .map(|i| {
+            let b = bytes(i);
+            let per_kind = b
+                .iter()
+                .enumerate()
+                .filter(|(_, &v)| v > 0)
+                .map(|(k, &v)| (k as u32, v, v / 16))
+                .collect();
+            let total = b.iter().sum();
+            (
+                sch.clone(),
+                format!("Test:Method{i}()"),
+                counts(per_kind, vec![(0, total)]),
+            )
+        })
+        .collect();
+    written(name, &records, &["FullOpts", "MinOpts"])
+}
+
+/// The base: ASTNode, BasicBlock and LSRA, growing with the method.
+fn base_log(name: &str) -> PathBuf {
+    log_of(name, &["ASTNode", "BasicBlock", "LSRA"], |i| {
+        let n = 1 + i as u64;
+        vec![5_000 * n, 3_000 * n, 2_000 * n]
+    })
+}
+
+#[test]
+fn a_kind_that_takes_over_another_passes_and_a_real_growth_still_fails() {
+    let base = base_log("kinds-base.jas");
+    // BasicBlock's allocations move to a new kind: the total does not move.
+    let moved = log_of(
+        "kinds-moved.jas",
+        &["ASTNode", "BasicBlock", "LSRA", "BlockSet"],
+        |i| {
+            let n = 1 + i as u64;
+            vec![5_000 * n, 0, 2_000 * n, 3_000 * n]
+        },
+    );
+    let md = tmp("kinds-moved.md");
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&moved), "--md", s(&md)]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("PASS"), "{out}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    let row = |name: &str| {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| {name} |")))
+            .unwrap_or_else(|| panic!("no row of {name} in\n{md}"))
+            .to_string()
+    };
+    assert!(row("BlockSet").contains("appeared"), "{md}");
+    assert!(row("BasicBlock").contains("vanished"), "{md}");
+
+    // The same, and LSRA, on both sides, grows by 40%: that fails, naming LSRA alone.
+    let grown = log_of(
+        "kinds-grown.jas",
+        &["ASTNode", "BasicBlock", "LSRA", "BlockSet"],
+        |i| {
+            let n = 1 + i as u64;
+            vec![5_000 * n, 0, 2_800 * n, 3_000 * n]
+        },
+    );
+    let json = tmp("kinds-grown.json");
+    let (code, out, err) = cli(&["memdiff", s(&base), s(&grown), "--json", s(&json)]);
+    assert_eq!(code, 1, "{out}{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let failures = doc["verdict"]["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    let f = &failures[0];
+    assert_eq!(f["rule"], "kind_fail_above");
+    assert_eq!(f["subject"], "LSRA");
+    assert_eq!(f["percent"], 40);
+    assert_eq!(f["limit"], 25);
+    assert_eq!(f["base"], 2_000 * (METHODS * (METHODS + 1) / 2) as u64);
+    assert!(f["sentence"]
+        .as_str()
+        .unwrap()
+        .starts_with("kind LSRA grew +40.00%"));
+}
