@@ -124,7 +124,7 @@ struct MemdiffArgs {
     collection: Vec<String>,
     /// Fail (INCOMPLETE) when either side misses more than this percentage of the other side's
     /// methods in a collection.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    #[arg(long, default_value = "1", value_name = "PCT", value_parser = parse_share)]
     max_missed: f64,
     /// Accept logs whose last record was cut short (by default they make the check INCOMPLETE).
     #[arg(long)]
@@ -138,7 +138,7 @@ struct MemdiffArgs {
     #[arg(long = "ignore-kind", value_name = "NAME")]
     ignore_kinds: Vec<String>,
     /// Fail when total bytes grow by more than this percentage.
-    #[arg(long, default_value_t = 25.0, value_name = "PCT")]
+    #[arg(long, default_value = "25", value_name = "PCT", value_parser = parse_percent)]
     fail_above: f64,
     /// Fail when a kind grows by more than this percentage (`off`: never).
     #[arg(long, default_value = "25", value_name = "PCT", value_parser = parse_limit)]
@@ -174,15 +174,30 @@ struct MemdiffArgs {
     /// Do not print the console report, nor a progress line.
     #[arg(long, short)]
     quiet: bool,
-    /// Compare the base and diff byte columns of a per-method CSV instead of logs.
+    /// Compare a per-context CSV instead of logs: SuperPMI's details file (`superpmi
+    /// -details`), one per collection, named after the file (`X.mch_details.csv` holds
+    /// `X.mch`), or any CSV with a base and a diff column (repeatable).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["base", "diff"])]
-    csv: Option<PathBuf>,
-    /// The CSV's base bytes column.
-    #[arg(long, value_name = "NAME", requires = "csv")]
+    csv: Vec<PathBuf>,
+    /// The metric of SuperPMI's details file to compare: its `Base NAME` and `Diff NAME`
+    /// columns [default: BytesAllocated].
+    #[arg(long, value_name = "NAME", requires = "csv", conflicts_with_all = ["base_col", "diff_col"])]
+    metric: Option<String>,
+    /// The CSV's base bytes column, for a CSV that SuperPMI did not write.
+    #[arg(long, value_name = "NAME", requires_all = ["csv", "diff_col"])]
     base_col: Option<String>,
     /// The CSV's diff bytes column.
-    #[arg(long, value_name = "NAME", requires = "csv")]
+    #[arg(long, value_name = "NAME", requires_all = ["csv", "base_col"])]
     diff_col: Option<String>,
+    /// Accept compiles that failed on one side only (SuperPMI's `Error` result; by default
+    /// they make the check INCOMPLETE).
+    #[arg(long)]
+    allow_failing_compiles: bool,
+    /// Accept contexts seen more than once on a side (by default they make the check
+    /// INCOMPLETE): the k-th record of a context is compared with the k-th of the other
+    /// side, and extra records on one side are left out, never counted as missing.
+    #[arg(long)]
+    allow_duplicates: bool,
 }
 
 /// A percentage threshold, or off.
@@ -193,14 +208,30 @@ fn parse_limit(s: &str) -> Result<Limit, String> {
     if s.eq_ignore_ascii_case("off") {
         return Ok(Limit(None));
     }
-    let v = s
-        .trim_end_matches('%')
-        .parse::<f64>()
-        .map_err(|_| format!("{s:?} is not a percentage or `off`"))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!("{s:?}: a threshold is a percentage of at least 0"));
+    parse_percent(s)
+        .map(|v| Limit(Some(v)))
+        .map_err(|e| format!("{e}, or `off`"))
+}
+
+/// A threshold of growth: a percentage of at least 0, `25` or `25%`.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let number = s.strip_suffix('%').unwrap_or(s);
+    match number.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?}: expected a percentage of at least 0, as 25 or 25%"
+        )),
     }
-    Ok(Limit(Some(v)))
+}
+
+/// A share of a whole: a percentage from 0 to 100, `1` or `1%`.
+fn parse_share(s: &str) -> Result<f64, String> {
+    match parse_percent(s) {
+        Ok(v) if v <= 100.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?}: expected a share from 0 to 100%, as 1 or 1%"
+        )),
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -484,16 +515,6 @@ fn usage(message: impl Into<String>) -> Error {
 }
 
 fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
-    for (flag, v) in [
-        ("--fail-above", a.fail_above),
-        ("--max-missed", a.max_missed),
-    ] {
-        if !v.is_finite() || v < 0.0 {
-            return Err(usage(format!(
-                "{flag} {v}: a threshold is a percentage of at least 0"
-            )));
-        }
-    }
     let options = DiffOptions {
         ignore_kinds: a.ignore_kinds.clone(),
         top: a.top,
@@ -511,13 +532,15 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
     let rules = CoverageRules {
         max_missed: a.max_missed,
         allow_truncated: a.allow_truncated,
+        allow_failing_compiles: a.allow_failing_compiles,
+        allow_duplicates: a.allow_duplicates,
     };
     let modes = [
         !a.paths.is_empty(),
         !a.base.is_empty() || !a.diff.is_empty(),
         a.base_root.is_some(),
         !a.collection.is_empty(),
-        a.csv.is_some(),
+        !a.csv.is_empty(),
     ];
     if modes.iter().filter(|m| **m).count() != 1 {
         return Err(usage(
@@ -544,13 +567,8 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
     for report in [&a.md, &a.md_long, &a.json, &a.html].into_iter().flatten() {
         check_not_input(report, &inputs)?;
     }
-    let result = if let Some(csv) = &a.csv {
-        let (Some(b), Some(d)) = (&a.base_col, &a.diff_col) else {
-            return Err(usage("--csv needs --base-col NAME and --diff-col NAME"));
-        };
-        let name = pair_name(std::slice::from_ref(csv), std::slice::from_ref(csv));
-        let one = diff::diff_csv(csv, b, d, &options)?;
-        Report::new(vec![(name, one)], Vec::new(), &options, &rules).unnamed()
+    let result = if !a.csv.is_empty() {
+        csv_report(&a, &options, &rules)?
     } else {
         let mut unnamed = false;
         let (collections, one_sided) = if let (Some(b), Some(d)) = (&a.base_root, &a.diff_root) {
@@ -603,6 +621,40 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
         write_out(&report::summary::render_text(&result))?;
     }
     Ok(result.outcome.status.exit_code())
+}
+
+/// memdiff over CSV files, each one collection.
+fn csv_report(
+    a: &MemdiffArgs,
+    options: &DiffOptions,
+    rules: &CoverageRules,
+) -> Result<Report, Error> {
+    let columns = match (&a.base_col, &a.diff_col) {
+        (Some(base), Some(diff)) => diff::CsvColumns {
+            base: base.clone(),
+            diff: diff.clone(),
+        },
+        _ => diff::CsvColumns::metric(a.metric.as_deref().unwrap_or(diff::DEFAULT_METRIC)),
+    };
+    let mut diffs: Vec<(String, diff::MemDiff)> = Vec::new();
+    for (i, csv) in a.csv.iter().enumerate() {
+        let name = diff::collection_name(csv);
+        let earlier = a.csv[..i].iter().find(|c| diff::collection_name(c) == name);
+        if let Some(other) = earlier {
+            return Err(usage(format!(
+                "--csv {} and --csv {} hold one collection, {name:?}: give each collection once",
+                other.display(),
+                csv.display()
+            )));
+        }
+        diffs.push((name, diff::diff_csv(csv, &columns, options)?));
+    }
+    let report = Report::new(diffs, Vec::new(), options, rules);
+    Ok(if a.csv.len() == 1 {
+        report.unnamed()
+    } else {
+        report
+    })
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), Error> {

@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::tmp;
-use jitarena_tools::diff::{self, DiffOptions, MemDiff};
+use jitarena_tools::diff::{self, CsvColumns, DiffOptions, MemDiff};
 
 fn write(name: &str, text: &[u8]) -> PathBuf {
     let path = tmp(name);
@@ -16,7 +16,7 @@ fn write(name: &str, text: &[u8]) -> PathBuf {
 }
 
 fn diff_of(path: &Path) -> Result<MemDiff, jitarena::Error> {
-    diff::diff_csv(path, "Base bytes", "Diff bytes", &DiffOptions::default())
+    diff::diff_csv(path, &CsvColumns::metric("bytes"), &DiffOptions::default())
 }
 
 fn error_of(name: &str, text: &str) -> String {
@@ -242,11 +242,15 @@ A,1,2
 ",
     );
     for (base, diff) in [("Bytes", "Bytes"), ("bytes", "BYTES")] {
-        let err = diff::diff_csv(&path, base, diff, &DiffOptions::default())
+        let columns = diff::CsvColumns {
+            base: base.into(),
+            diff: diff.into(),
+        };
+        let err = diff::diff_csv(&path, &columns, &DiffOptions::default())
             .expect_err("one column")
             .to_string();
         assert!(
-            err.contains("same-col.csv:1") && err.contains("name the same column (\"Bytes\""),
+            err.contains("same-col.csv:1") && err.contains("are the same column (\"Bytes\""),
             "{err}"
         );
     }

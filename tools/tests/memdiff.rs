@@ -10,7 +10,7 @@ use std::process::Command;
 
 use common::{cli, generated, generator, s, tmp};
 use jitarena_tools::cli::gen_trace;
-use jitarena_tools::diff::{self, DiffOptions, MemDiff, Thresholds};
+use jitarena_tools::diff::{self, CsvColumns, DiffOptions, MemDiff, Thresholds};
 use jitarena_tools::harness::{self, ReplayOptions};
 use jitarena_tools::report;
 
@@ -576,7 +576,7 @@ fn the_csv_bridge_gives_the_same_totals_distribution_and_top_methods() {
     csv.push_str("999,\"Only:InBase()\",FullOpts,1234,\n");
     let path = tmp("details.csv");
     std::fs::write(&path, csv).unwrap();
-    let c = diff::diff_csv(&path, "Base bytes", "Diff bytes", &DiffOptions::default()).unwrap();
+    let c = diff::diff_csv(&path, &CsvColumns::metric("bytes"), &DiffOptions::default()).unwrap();
     assert!(!c.has_kinds && c.kinds.is_empty());
     assert_eq!(
         (

@@ -41,6 +41,10 @@ pub struct CoverageRules {
     pub max_missed: f64,
     /// Accept logs whose last record was cut short.
     pub allow_truncated: bool,
+    /// Accept compiles that failed on one side only.
+    pub allow_failing_compiles: bool,
+    /// Accept contexts seen more than once on a side.
+    pub allow_duplicates: bool,
 }
 
 impl Default for CoverageRules {
@@ -48,6 +52,8 @@ impl Default for CoverageRules {
         CoverageRules {
             max_missed: 1.0,
             allow_truncated: false,
+            allow_failing_compiles: false,
+            allow_duplicates: false,
         }
     }
 }
@@ -419,10 +425,12 @@ impl Report {
     }
 
     /// Methods missed, summed over collections: (base misses, diff misses), as counts of the
-    /// other side's methods (a method only in the diff is one the base missed).
+    /// other side's methods (a method only in the diff is one the base missed), with the
+    /// contexts both sides missed.
     pub fn missed(&self) -> (u64, u64) {
         self.collections.iter().fold((0, 0), |(b, d), c| {
-            (b + c.diff.coverage.only_diff, d + c.diff.coverage.only_base)
+            let cov = &c.diff.coverage;
+            (b + cov.missed_by_base(), d + cov.missed_by_diff())
         })
     }
 

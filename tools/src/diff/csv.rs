@@ -1,122 +1,307 @@
-//! The CSV bridge: a per-method CSV with base and diff byte columns (as the .NET JIT replay
-//! tool's details file can have) gives the same totals, distribution and top lists as logs.
+//! The CSV bridge: SuperPMI's per-context details file (`superpmi -details FILE`, one per
+//! collection, which the .NET JIT's replay pipeline writes), and any per-method CSV with a base
+//! and a diff column, give the same totals, tiers, distribution and top lists as logs (no
+//! kinds or phases: a CSV holds one total per method).
+//!
+//! SuperPMI's file says how each JIT's compile of each context ended (`Base result`,
+//! `Diff result`: `Success`, `Miss` or `Error`) and whether it was compiled with MinOpts
+//! (`MinOpts`: `True`/`False`). Only contexts both JITs compiled are compared; a compile that
+//! failed on one side only is a failing compile, never a method that shrank to nothing.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use super::tally::{finish, method_delta, rank, Tally};
-use super::{keep_largest, tier_group, DiffOptions, MemDiff, Totals};
+use super::{keep_largest, tier_group, DiffOptions, Duplicate, MemDiff, Totals};
 use jitarena::error::{Error, ErrorCode};
 use jitarena::log::MethodInfo;
 
-/// Compares the base and diff byte columns of a per-method CSV file (one row per method; an
-/// empty cell: the method is on one side only). Optional columns: name (`name`, `method`,
-/// `method full name`), `tier`, `context`. No kinds or phases.
-pub fn diff_csv(
-    path: &Path,
-    base_col: &str,
-    diff_col: &str,
-    options: &DiffOptions,
-) -> Result<MemDiff, Error> {
-    let text = std::fs::read(path).map_err(|e| jitarena::format::io_error(path, "read", &e))?;
-    let bad = |line: u64, what: String| {
-        Error::new(ErrorCode::Io, format!("{}:{line}: {what}", path.display()))
-    };
-    // The `csv` crate: RFC 4180 quoting (a quoted cell may hold commas, quotes and newlines),
-    // a UTF-8 byte order mark skipped, rows of any length, cells trimmed.
-    let mut reader = ::csv::ReaderBuilder::new()
-        .flexible(true)
-        .trim(::csv::Trim::All)
-        .from_reader(text.as_slice());
-    // The line a row starts on. The `csv` crate's position of a row is where its reader stood
-    // before the blank lines it skips, so its line number can be short of the row's: count the
-    // newlines up to the row's first byte instead. Offsets only grow: count from the last one.
-    let seen = std::cell::Cell::new((0usize, 1u64));
-    let line_at = |byte: u64| {
+/// The metric SuperPMI's details file is compared on by default: the bytes a JIT's arena
+/// handed out for the method (`Base BytesAllocated`, `Diff BytesAllocated`).
+pub const DEFAULT_METRIC: &str = "BytesAllocated";
+
+/// The columns holding each side's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvColumns {
+    /// The base's column.
+    pub base: String,
+    /// The diff's column.
+    pub diff: String,
+}
+
+impl CsvColumns {
+    /// SuperPMI's pair for a metric: `Base NAME` and `Diff NAME`.
+    pub fn metric(name: &str) -> CsvColumns {
+        CsvColumns {
+            base: format!("Base {name}"),
+            diff: format!("Diff {name}"),
+        }
+    }
+}
+
+/// The collection a details file holds, named after the file as SuperPMI names it:
+/// `libraries.pmi.windows.x64.checked.mch_details.csv` holds
+/// `libraries.pmi.windows.x64.checked.mch`; another file loses its `.csv`.
+pub fn collection_name(path: &Path) -> String {
+    let file = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    for suffix in ["_details.csv", ".csv"] {
+        if let Some(stem) = file.strip_suffix(suffix).filter(|s| !s.is_empty()) {
+            return stem.to_string();
+        }
+    }
+    file
+}
+
+/// How one JIT's compile of a context ended, as SuperPMI's details file says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compile {
+    Success,
+    Miss,
+    Error,
+}
+
+/// A header name as compared: without case, spaces or underscores (`Method full name`,
+/// `MethodFullName` and `method_full_name` are one column).
+fn folded(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, ' ' | '_'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Where each column is.
+struct Columns {
+    base: usize,
+    diff: usize,
+    /// The byte columns' names, as the header spells them.
+    names: (String, String),
+    base_result: Option<usize>,
+    diff_result: Option<usize>,
+    min_opts: Option<usize>,
+    name: Option<usize>,
+    tier: Option<usize>,
+    context: Option<usize>,
+}
+
+/// The file being read, for messages that name it and the line.
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a [u8],
+    /// The last line found: (byte offset, line number), so that counting goes on from there.
+    seen: std::cell::Cell<(usize, u64)>,
+}
+
+impl Source<'_> {
+    fn bad(&self, line: u64, what: impl std::fmt::Display) -> Error {
+        Error::new(
+            ErrorCode::Io,
+            format!("{}:{line}: {what}", self.path.display()),
+        )
+    }
+
+    /// The line a row starts on. The `csv` crate's position of a row is where its reader
+    /// stood before the blank lines it skips, so its line number can be short of the row's:
+    /// count the newlines up to the row's first byte instead. Offsets only grow: count from
+    /// the last one.
+    fn line_at(&self, byte: u64) -> u64 {
+        let text = self.text;
         let mut byte = (byte as usize).min(text.len());
         while matches!(text.get(byte), Some(b'\n' | b'\r')) {
             byte += 1;
         }
-        let (mut from, mut line) = seen.get();
+        let (mut from, mut line) = self.seen.get();
         if byte < from {
             (from, line) = (0, 1);
         }
         line += text[from..byte].iter().filter(|&&c| c == b'\n').count() as u64;
-        seen.set((byte, line));
+        self.seen.set((byte, line));
         line
-    };
-    let csv_error = |e: ::csv::Error| {
-        let line = e.position().map_or(1, |p| line_at(p.byte()));
-        match e.kind() {
-            ::csv::ErrorKind::Io(io) => jitarena::format::io_error(path, "read", io),
-            ::csv::ErrorKind::Utf8 { .. } => bad(line, "not UTF-8 text".into()),
-            _ => bad(line, format!("not readable as CSV: {e}")),
-        }
-    };
-    let header = reader.headers().map_err(&csv_error)?.clone();
-    if header.iter().all(str::is_empty) {
-        return Err(bad(1, "the file is empty: expected a CSV header".into()));
     }
-    let header_line = header.position().map_or(1, |p| line_at(p.byte()));
+
+    fn csv_error(&self, e: ::csv::Error) -> Error {
+        let line = e.position().map_or(1, |p| self.line_at(p.byte()));
+        match e.kind() {
+            ::csv::ErrorKind::Io(io) => jitarena::format::io_error(self.path, "read", io),
+            ::csv::ErrorKind::Utf8 { .. } => self.bad(line, "not UTF-8 text"),
+            _ => self.bad(line, format!("not readable as CSV: {e}")),
+        }
+    }
+}
+
+/// Finds the columns: the byte columns named, and those SuperPMI names (`Context`,
+/// `Base result`, `Diff result`, `MinOpts`, `Method full name`, `Tier name`) when present.
+fn find_columns(
+    src: &Source,
+    header: &::csv::StringRecord,
+    columns: &CsvColumns,
+) -> Result<Columns, Error> {
+    let line = header.position().map_or(1, |p| src.line_at(p.byte()));
+    let folded_header: Vec<String> = header.iter().map(folded).collect();
     let col = |names: &[&str]| {
         names
             .iter()
-            .find_map(|n| header.iter().position(|h| h.eq_ignore_ascii_case(n)))
+            .find_map(|n| folded_header.iter().position(|h| *h == folded(n)))
     };
     let missing = |name: &str| {
-        bad(
-            header_line,
-            format!(
-                "no column {name:?} (columns: {})",
-                header.iter().collect::<Vec<_>>().join(", ")
-            ),
-        )
+        let mut what = format!(
+            "no column {name:?} (columns: {})",
+            header.iter().collect::<Vec<_>>().join(", ")
+        );
+        if col(&["Base result"]).is_some() {
+            what.push_str(
+                "; SuperPMI writes Base/Diff BytesAllocated from JITs that report it, and --metric NAME compares another Base NAME/Diff NAME pair",
+            );
+        }
+        src.bad(line, what)
     };
-    let b = col(&[base_col]).ok_or_else(|| missing(base_col))?;
-    let d = col(&[diff_col]).ok_or_else(|| missing(diff_col))?;
-    if b == d {
-        return Err(bad(
-            header_line,
+    let base = col(&[&columns.base]).ok_or_else(|| missing(&columns.base))?;
+    let diff = col(&[&columns.diff]).ok_or_else(|| missing(&columns.diff))?;
+    if base == diff {
+        return Err(src.bad(
+            line,
             format!(
-                "--base-col {base_col:?} and --diff-col {diff_col:?} name the same column ({:?}, names compared without case): the diff would compare it with itself",
-                header.get(b).unwrap_or("")
+                "the base column {:?} and the diff column {:?} are the same column ({:?}; names compared without case, spaces or underscores): the diff would compare it with itself",
+                columns.base,
+                columns.diff,
+                header.get(base).unwrap_or("")
             ),
         ));
     }
-    let name_col = col(&["name", "method", "method name", "method full name"]);
-    let tier_col = col(&["tier"]);
-    let ctx_col = col(&["context", "context number"]);
-    let mut t = Tally::default();
-    t.coverage.base_files = 1;
-    t.coverage.diff_files = 1;
-    let mut infos = Vec::new();
-    let (mut matched_base, mut matched_diff) = (0u64, 0u64);
-    let mut row = ::csv::StringRecord::new();
-    while reader.read_record(&mut row).map_err(&csv_error)? {
-        if row.iter().all(str::is_empty) {
-            continue;
+    let (base_result, diff_result) = (col(&["Base result"]), col(&["Diff result"]));
+    if base_result.is_some() != diff_result.is_some() {
+        return Err(src.bad(
+            line,
+            "a \"Base result\" column without \"Diff result\", or the other way round: SuperPMI writes both",
+        ));
+    }
+    let name = |i: usize| header.get(i).unwrap_or("").to_string();
+    Ok(Columns {
+        base,
+        diff,
+        names: (name(base), name(diff)),
+        base_result,
+        diff_result,
+        min_opts: col(&["MinOpts"]),
+        name: col(&["Method full name", "name", "method", "method name"]),
+        tier: col(&["Tier name", "TieringName", "tier"]),
+        context: col(&["Context", "context number"]),
+    })
+}
+
+/// One row, read.
+struct Row {
+    info: MethodInfo,
+    /// The tier group (see [`tier_group`]): from `MinOpts` when the file has it.
+    group: u8,
+    base: (Compile, Option<u64>),
+    diff: (Compile, Option<u64>),
+}
+
+/// Reads a row's cells (its line `n`, for messages).
+fn read_row(src: &Source, c: &Columns, row: &::csv::StringRecord, n: u64) -> Result<Row, Error> {
+    let cell = |i: usize| row.get(i).unwrap_or("");
+    let info = MethodInfo {
+        name: c
+            .name
+            .map(|i| cell(i).to_string())
+            .filter(|s| !s.is_empty()),
+        context: c.context.and_then(|i| cell(i).parse().ok()).unwrap_or(-1),
+        tier: c
+            .tier
+            .map(|i| cell(i).to_string())
+            .filter(|s| !s.is_empty()),
+    };
+    let group = match c.min_opts.map(&cell) {
+        None => tier_group(info.tier.as_deref()),
+        Some(v) if v.eq_ignore_ascii_case("true") => 1,
+        Some(v) if v.eq_ignore_ascii_case("false") => 2,
+        Some(v) => {
+            return Err(src.bad(n, format!("MinOpts holds {v:?}, not True or False")));
         }
-        // The line the row starts on (a quoted newline makes a row span lines).
-        let n = row.position().map_or(0, |p| line_at(p.byte()));
-        let cell = |c: usize| row.get(c).unwrap_or("");
-        let number = |c: usize, what: &str| -> Result<Option<u64>, Error> {
-            let v = cell(c).replace([',', '_'], "");
-            if v.is_empty() {
-                return Ok(None);
-            }
-            parse_bytes(&v).map(Some).ok_or_else(|| {
-                bad(
-                    n,
-                    format!(
-                        "the {what} column holds {:?}, not a number of bytes from 0 to {}",
-                        cell(c),
-                        u64::MAX
-                    ),
-                )
-            })
+    };
+    let result = |col: Option<usize>, what: &str| -> Result<Compile, Error> {
+        let Some(i) = col else {
+            return Ok(Compile::Success); // no result column: every value is a compile
         };
+        match cell(i) {
+            v if v.eq_ignore_ascii_case("success") => Ok(Compile::Success),
+            v if v.eq_ignore_ascii_case("miss") => Ok(Compile::Miss),
+            v if v.eq_ignore_ascii_case("error") => Ok(Compile::Error),
+            v => Err(src.bad(
+                n,
+                format!("{what} holds {v:?}, not Success, Miss or Error (SuperPMI's results)"),
+            )),
+        }
+    };
+    let number = |i: usize, name: &str, outcome: Compile| -> Result<Option<u64>, Error> {
+        let v = cell(i).replace([',', '_'], "");
+        if outcome != Compile::Success {
+            return Ok(None); // a compile that did not finish measured nothing
+        }
+        if v.is_empty() {
+            return match c.base_result {
+                Some(_) => Err(src.bad(
+                    n,
+                    format!("the {name} column is empty for a compile that succeeded"),
+                )),
+                None => Ok(None), // no result column: the method is on the other side only
+            };
+        }
+        parse_bytes(&v).map(Some).ok_or_else(|| {
+            src.bad(
+                n,
+                format!(
+                    "the {name} column holds {:?}, not a number of bytes from 0 to {}",
+                    cell(i),
+                    u64::MAX
+                ),
+            )
+        })
+    };
+    let base_outcome = result(c.base_result, "Base result")?;
+    let diff_outcome = result(c.diff_result, "Diff result")?;
+    Ok(Row {
+        base: (base_outcome, number(c.base, &c.names.0, base_outcome)?),
+        diff: (diff_outcome, number(c.diff, &c.names.1, diff_outcome)?),
+        info,
+        group,
+    })
+}
+
+/// What the rows add up to, as they are read.
+#[derive(Default)]
+struct Gathered {
+    t: Tally,
+    infos: Vec<MethodInfo>,
+    sums: (u64, u64),
+    /// Context numbers seen, to find a context given twice.
+    seen: HashSet<i64>,
+}
+
+impl Gathered {
+    /// Adds one row; `n` is its line, for messages.
+    fn add(&mut self, src: &Source, row: Row, n: u64, options: &DiffOptions) -> Result<(), Error> {
+        let cov = &mut self.t.coverage;
+        if row.info.context >= 0 && !self.seen.insert(row.info.context) {
+            // A context given twice (a details file concatenated twice, say): not compared
+            // twice, never a missing method.
+            cov.duplicates_base += 1;
+            cov.duplicates_diff += 1;
+            if cov.duplicate_examples.len() < options.top {
+                cov.duplicate_examples.push(Duplicate {
+                    side: "base and diff",
+                    context: row.info.context,
+                    files: vec![src.path.display().to_string()],
+                });
+            }
+            return Ok(());
+        }
         let sum = |total: &mut u64, v: u64, what: &str| {
             *total = total.checked_add(v).ok_or_else(|| {
-                bad(
+                src.bad(
                     n,
                     format!(
                         "the {what} add up to more than {} (2^64 - 1) bytes: not a real total",
@@ -126,22 +311,14 @@ pub fn diff_csv(
             })?;
             Ok::<(), Error>(())
         };
-        let info = MethodInfo {
-            name: name_col
-                .map(|c| cell(c).to_string())
-                .filter(|s| !s.is_empty()),
-            context: ctx_col.and_then(|c| cell(c).parse().ok()).unwrap_or(-1),
-            tier: tier_col
-                .map(|c| cell(c).to_string())
-                .filter(|s| !s.is_empty()),
-        };
-        match (number(b, base_col)?, number(d, diff_col)?) {
-            (Some(x), Some(y)) => {
+        use Compile::{Error as Failed, Miss, Success};
+        match (row.base, row.diff) {
+            ((Success, Some(x)), (Success, Some(y))) => {
                 // Every group's totals are parts of these two: when they fit, so do those.
-                sum(&mut matched_base, x, "matched methods' base bytes")?;
-                sum(&mut matched_diff, y, "matched methods' diff bytes")?;
-                let g = tier_group(info.tier.as_deref()) as usize;
-                for group in [0, g] {
+                sum(&mut self.sums.0, x, "matched methods' base bytes")?;
+                sum(&mut self.sums.1, y, "matched methods' diff bytes")?;
+                let t = &mut self.t;
+                for group in [0, row.group as usize] {
                     t.overflow |= !t.groups_base[group].add(&Totals {
                         bytes: x,
                         ..Totals::default()
@@ -153,36 +330,95 @@ pub fn diff_csv(
                 }
                 t.base_bytes.push(x);
                 t.diff_bytes.push(y);
-                t.context.push(info.context);
-                t.group.push(g as u8);
+                t.context.push(row.info.context);
+                t.group.push(row.group);
                 t.matched.push(true);
-                infos.push(info);
+                self.infos.push(row.info);
             }
-            (Some(x), None) => {
-                t.coverage.only_base += 1;
-                sum(
-                    &mut t.coverage.only_base_bytes,
-                    x,
-                    "base-only methods' bytes",
-                )?;
-                keep_largest(&mut t.coverage.missing_in_diff, options.top, x, &info);
+            ((_, b), (Failed, _)) if !matches!(row.base.0, Failed) => {
+                cov.failing_diff += 1;
+                cov.failing_diff_only += 1;
+                keep_largest(
+                    &mut cov.failing_in_diff,
+                    options.top,
+                    b.unwrap_or(0),
+                    &row.info,
+                );
             }
-            (None, Some(y)) => {
-                t.coverage.only_diff += 1;
-                sum(
-                    &mut t.coverage.only_diff_bytes,
-                    y,
-                    "diff-only methods' bytes",
-                )?;
-                keep_largest(&mut t.coverage.missing_in_base, options.top, y, &info);
+            ((Failed, _), (_, d)) if !matches!(row.diff.0, Failed) => {
+                cov.failing_base += 1;
+                cov.failing_base_only += 1;
+                keep_largest(
+                    &mut cov.failing_in_base,
+                    options.top,
+                    d.unwrap_or(0),
+                    &row.info,
+                );
             }
-            (None, None) => {}
+            ((Failed, _), (Failed, _)) => {
+                cov.failing_base += 1;
+                cov.failing_diff += 1;
+            }
+            ((Miss, _), (Miss, _)) => cov.missed_both += 1,
+            ((_, Some(x)), (_, None)) => {
+                cov.only_base += 1;
+                sum(&mut cov.only_base_bytes, x, "base-only methods' bytes")?;
+                keep_largest(&mut cov.missing_in_diff, options.top, x, &row.info);
+            }
+            ((_, None), (_, Some(y))) => {
+                cov.only_diff += 1;
+                sum(&mut cov.only_diff_bytes, y, "diff-only methods' bytes")?;
+                keep_largest(&mut cov.missing_in_base, options.top, y, &row.info);
+            }
+            // No result columns and both cells empty: no method.
+            _ => {}
         }
+        Ok(())
     }
-    t.check_overflow(&[path.to_path_buf()])?;
-    let (top, matched) = rank(&t, options);
-    let lists = top.describe(|i| method_delta(&t, i, &infos[i as usize], &[], &[]));
-    let mut out = finish(t, options, matched, lists, &top.all, Vec::new());
+}
+
+/// Compares the base and diff columns of a per-method CSV file: SuperPMI's details file (its
+/// results decide what is compared), or any CSV with one row per method (an empty cell: the
+/// method is on one side only). No kinds or phases.
+pub fn diff_csv(
+    path: &Path,
+    columns: &CsvColumns,
+    options: &DiffOptions,
+) -> Result<MemDiff, Error> {
+    let text = std::fs::read(path).map_err(|e| jitarena::format::io_error(path, "read", &e))?;
+    let src = Source {
+        path,
+        text: &text,
+        seen: std::cell::Cell::new((0, 1)),
+    };
+    // The `csv` crate: RFC 4180 quoting (a quoted cell may hold commas, quotes and newlines),
+    // a UTF-8 byte order mark skipped, rows of any length, cells trimmed.
+    let mut reader = ::csv::ReaderBuilder::new()
+        .flexible(true)
+        .trim(::csv::Trim::All)
+        .from_reader(text.as_slice());
+    let header = reader.headers().map_err(|e| src.csv_error(e))?.clone();
+    if header.iter().all(str::is_empty) {
+        return Err(src.bad(1, "the file is empty: expected a CSV header"));
+    }
+    let cols = find_columns(&src, &header, columns)?;
+    let mut g = Gathered::default();
+    g.t.coverage.base_files = 1;
+    g.t.coverage.diff_files = 1;
+    let mut row = ::csv::StringRecord::new();
+    while reader.read_record(&mut row).map_err(|e| src.csv_error(e))? {
+        if row.iter().all(str::is_empty) {
+            continue;
+        }
+        // The line the row starts on (a quoted newline makes a row span lines).
+        let n = row.position().map_or(0, |p| src.line_at(p.byte()));
+        let read = read_row(&src, &cols, &row, n)?;
+        g.add(&src, read, n, options)?;
+    }
+    g.t.check_overflow(&[path.to_path_buf()])?;
+    let (top, matched) = rank(&g.t, options);
+    let lists = top.describe(|i| method_delta(&g.t, i, &g.infos[i as usize], &[], &[]));
+    let mut out = finish(g.t, options, matched, lists, &top.all, Vec::new());
     out.has_kinds = false;
     Ok(out)
 }
@@ -202,4 +438,31 @@ fn parse_bytes(v: &str) -> Option<u64> {
         .map(f64::round)
         .filter(|x| x.is_finite() && *x >= 0.0 && *x < TWO_TO_64)
         .map(|x| x as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_collection_is_named_after_its_details_file() {
+        let name = |p: &str| collection_name(Path::new(p));
+        assert_eq!(
+            name("/x/libraries.pmi.windows.x64.checked.mch_details.csv"),
+            "libraries.pmi.windows.x64.checked.mch"
+        );
+        assert_eq!(name("d/bytes.csv"), "bytes");
+        assert_eq!(name("_details.csv"), "_details");
+        assert_eq!(name("plain"), "plain");
+    }
+
+    #[test]
+    fn header_names_compare_without_case_spaces_or_underscores() {
+        assert_eq!(folded("Method full name"), folded("MethodFullName"));
+        assert_eq!(
+            folded("Base BytesAllocated"),
+            folded("base_bytes_allocated")
+        );
+        assert_ne!(folded("Base result"), folded("Diff result"));
+    }
 }

@@ -377,6 +377,12 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<Failure> {
             );
         }
     }
+    if !rules.allow_failing_compiles {
+        failing_compiles(c, &mut out);
+    }
+    if !rules.allow_duplicates {
+        duplicates(c, &mut out);
+    }
     if !rules.allow_truncated {
         for file in &c.truncated {
             let sentence = format!(
@@ -386,6 +392,58 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<Failure> {
         }
     }
     out
+}
+
+/// Compiles that failed on one side only: the contexts that side's JIT could not compile,
+/// which no byte count can stand for.
+fn failing_compiles(c: &super::Coverage, out: &mut Vec<Failure>) {
+    for (side, other, count, largest) in [
+        ("diff", "base", c.failing_diff_only, &c.failing_in_diff),
+        ("base", "diff", c.failing_base_only, &c.failing_in_base),
+    ] {
+        if count == 0 {
+            continue;
+        }
+        let example = match largest.first() {
+            Some(m) if m.context >= 0 => format!("; the largest: context {}", m.context),
+            _ => String::new(),
+        };
+        let sentence = format!(
+            "the {side} JIT failed to compile {} context{} that the {other} compiled (SuperPMI's Error result{example}); --allow-failing-compiles accepts them",
+            thousands(count),
+            plural(count)
+        );
+        out.push(
+            Failure::new(Rule::FailingCompiles, side, sentence)
+                .figures(c.failing_base_only, c.failing_diff_only),
+        );
+    }
+}
+
+/// Contexts seen more than once on a side: shards given twice, or a context compiled twice.
+fn duplicates(c: &super::Coverage, out: &mut Vec<Failure>) {
+    for (side, count) in [("base", c.duplicates_base), ("diff", c.duplicates_diff)] {
+        if count == 0 {
+            continue;
+        }
+        let example = c
+            .duplicate_examples
+            .iter()
+            .find(|d| d.side.contains(side))
+            .map_or(String::new(), |d| {
+                let files: Vec<String> = d.files.iter().map(|f| shown(f).into_owned()).collect();
+                format!(" (context {} in {})", d.context, files.join(", "))
+            });
+        let sentence = format!(
+            "the {side} holds {} record{} of contexts it already has{example}: shards given twice, or a context recorded twice; --allow-duplicates compares the k-th record of a context with the k-th of the other side",
+            thousands(count),
+            plural(count)
+        );
+        out.push(
+            Failure::new(Rule::Duplicates, side, sentence)
+                .figures(c.duplicates_base, c.duplicates_diff),
+        );
+    }
 }
 
 /// No byte over matched methods is no measurement: every byte in an ignored kind, or a JIT

@@ -16,7 +16,7 @@ pub use collections::{
     collections_from_roots, diff_collections, pair_name, Collection, CollectionDiff, CoverageRules,
     OneSided, Outcome, Report, Status,
 };
-pub use csv::diff_csv;
+pub use csv::{collection_name, diff_csv, CsvColumns, DEFAULT_METRIC};
 pub use gate::{judge, judge_coverage, Failure, Rule};
 pub use logs::diff_logs;
 pub use tally::change_bucket;
@@ -207,6 +207,41 @@ pub struct Coverage {
     /// Matched methods that hit the limit in the diff but not in the base: their diff bytes
     /// stop at the limit, so their growth is understated (a regression the gate fails).
     pub limit_hits_new: u64,
+    /// Compiles that failed in the base, as SuperPMI's details file says (`Base result` of
+    /// `Error`), counted as its `superpmi.py` counts "Failing compiles": on both sides or not.
+    pub failing_base: u64,
+    /// The same of the diff.
+    pub failing_diff: u64,
+    /// Contexts whose diff compile failed where the base's did not (a failing compile the
+    /// change brought), largest (by base bytes) first, at most [`DiffOptions::top`] of them.
+    pub failing_in_diff: Vec<Missing>,
+    /// How many contexts [`Coverage::failing_in_diff`] lists in all.
+    pub failing_diff_only: u64,
+    /// Contexts whose base compile failed where the diff's did not.
+    pub failing_in_base: Vec<Missing>,
+    /// How many contexts [`Coverage::failing_in_base`] lists in all.
+    pub failing_base_only: u64,
+    /// Contexts missed on both sides (SuperPMI's `Miss`: the collection lacks data the
+    /// compile asked for): reported, never held against `--max-missed`.
+    pub missed_both: u64,
+    /// Records of the base beyond the first of their context (a shard given twice, a
+    /// context compiled twice): never counted as missing on the other side.
+    pub duplicates_base: u64,
+    /// The same of the diff.
+    pub duplicates_diff: u64,
+    /// The first contexts seen more than once on a side, with the files that hold them.
+    pub duplicate_examples: Vec<Duplicate>,
+}
+
+/// A context seen more than once on one side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The side: `base`, `diff`, or `base and diff` (a CSV row given twice).
+    pub side: &'static str,
+    /// The context number.
+    pub context: i64,
+    /// The files that hold its records, in reading order (a file twice when it holds two).
+    pub files: Vec<String>,
 }
 
 impl Coverage {
@@ -218,6 +253,16 @@ impl Coverage {
     /// Methods the diff side holds.
     pub fn diff_methods(&self) -> u64 {
         self.matched + self.only_diff
+    }
+
+    /// Contexts the base missed (in the diff only, or missed on both sides).
+    pub fn missed_by_base(&self) -> u64 {
+        self.only_diff + self.missed_both
+    }
+
+    /// Contexts the diff missed.
+    pub fn missed_by_diff(&self) -> u64 {
+        self.only_base + self.missed_both
     }
 }
 

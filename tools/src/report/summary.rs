@@ -42,8 +42,9 @@ fn missed_line(r: &Report) -> String {
     let (base_missed, diff_missed) = r.missed();
     let (mut base_side, mut diff_side) = (0, 0);
     for c in &r.collections {
-        base_side += c.diff.coverage.base_methods();
-        diff_side += c.diff.coverage.diff_methods();
+        let cov = &c.diff.coverage;
+        base_side += cov.base_methods() + cov.missed_both;
+        diff_side += cov.diff_methods() + cov.missed_both;
     }
     format!(
         "MISSED contexts: base: {} ({}), diff: {} ({})",
@@ -51,6 +52,44 @@ fn missed_line(r: &Report) -> String {
         pct(base_missed, diff_side),
         thousands(diff_missed),
         pct(diff_missed, base_side)
+    )
+}
+
+/// SuperPMI's "Failing compiles" per side, as its `superpmi.py` counts them (a compile that
+/// failed on both sides counts on both), when any compile failed.
+fn failing_line(r: &Report) -> Option<String> {
+    let (base, diff) = r.collections.iter().fold((0, 0), |(b, d), c| {
+        let cov = &c.diff.coverage;
+        (b + cov.failing_base, d + cov.failing_diff)
+    });
+    (base + diff > 0).then(|| {
+        format!(
+            "FAILING compiles: base: {}, diff: {}",
+            thousands(base),
+            thousands(diff)
+        )
+    })
+}
+
+/// Records beyond the first of their context, per side, when there are any.
+fn duplicates_line(r: &Report) -> Option<String> {
+    let (base, diff) = r.collections.iter().fold((0, 0), |(b, d), c| {
+        let cov = &c.diff.coverage;
+        (b + cov.duplicates_base, d + cov.duplicates_diff)
+    });
+    (base + diff > 0).then(|| {
+        format!(
+            "DUPLICATE contexts (records beyond the first of their context): base: {}, diff: {}",
+            thousands(base),
+            thousands(diff)
+        )
+    })
+}
+
+/// What a CSV cannot give, said where a collection came from one.
+fn no_kinds_note(r: &Report) -> Option<&'static str> {
+    r.collections.iter().any(|c| !c.diff.has_kinds).then_some(
+        "Kinds and phases: not in a CSV, which holds one total per context (SuperPMI's BytesAllocated). A JIT that links jitarena records each method's bytes by kind and by phase in its stats log (docs/adopting.md), and memdiff over those logs shows them.",
     )
 }
 
@@ -108,6 +147,18 @@ pub fn render_markdown(r: &Report) -> String {
     let _ = writeln!(o);
     let _ = writeln!(o, "{}", missed_line(r));
     let _ = writeln!(o);
+    if let Some(line) = failing_line(r) {
+        let _ = writeln!(o, "{line}");
+        let _ = writeln!(o);
+    }
+    if let Some(line) = duplicates_line(r) {
+        let _ = writeln!(o, "{line}");
+        let _ = writeln!(o);
+    }
+    if let Some(note) = no_kinds_note(r) {
+        let _ = writeln!(o, "{note}");
+        let _ = writeln!(o);
+    }
     if !r.one_sided.is_empty() {
         let names: Vec<String> = r
             .one_sided
@@ -244,7 +295,92 @@ pub fn render_markdown(r: &Report) -> String {
         });
     }
     missing_details(&mut o, r, SUMMARY_ROWS);
+    failing_details(&mut o, r, SUMMARY_ROWS);
+    duplicate_details(&mut o, r, SUMMARY_ROWS);
     o
+}
+
+/// The largest contexts that failed to compile on one side only, across collections.
+fn failing_details(o: &mut String, r: &Report, n: usize) {
+    let mut all: Vec<(&str, &str, &crate::diff::Missing)> = Vec::new();
+    for c in &r.collections {
+        let cov = &c.diff.coverage;
+        all.extend(
+            cov.failing_in_diff
+                .iter()
+                .map(|m| (c.name.as_str(), "diff", m)),
+        );
+        all.extend(
+            cov.failing_in_base
+                .iter()
+                .map(|m| (c.name.as_str(), "base", m)),
+        );
+    }
+    if all.is_empty() {
+        return;
+    }
+    all.sort_by(|a, b| {
+        b.2.bytes
+            .cmp(&a.2.bytes)
+            .then_with(|| a.0.cmp(b.0))
+            .then_with(|| a.2.context.cmp(&b.2.context))
+    });
+    details(
+        o,
+        "Contexts that failed to compile on one side only (largest first)",
+        |o| {
+            let _ = writeln!(
+                o,
+                "|Collection|Failed in|Context|Method|Tier|Bytes on the other side|"
+            );
+            let _ = writeln!(o, "|---|---|--:|---|---|--:|");
+            for (name, side, m) in all.into_iter().take(n) {
+                let _ = writeln!(
+                    o,
+                    "|{}|{side}|{}|{}|{}|{}|",
+                    md_text(&shown(name)),
+                    context(m.context),
+                    md_text(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
+                    md_text(&shown(m.tier.as_deref().unwrap_or(""))),
+                    thousands(m.bytes)
+                );
+            }
+        },
+    );
+}
+
+/// The first contexts seen more than once on a side, with their files.
+fn duplicate_details(o: &mut String, r: &Report, n: usize) {
+    let all: Vec<(&str, &crate::diff::Duplicate)> = r
+        .collections
+        .iter()
+        .flat_map(|c| {
+            c.diff
+                .coverage
+                .duplicate_examples
+                .iter()
+                .map(|d| (c.name.as_str(), d))
+        })
+        .take(n)
+        .collect();
+    if all.is_empty() {
+        return;
+    }
+    details(o, "Contexts seen more than once on a side", |o| {
+        let _ = writeln!(o, "|Collection|Side|Context|Files|");
+        let _ = writeln!(o, "|---|---|--:|---|");
+        for (name, d) in all {
+            let files: Vec<String> = d.files.iter().map(|f| md_text(&shown(f))).collect();
+            let _ = writeln!(
+                o,
+                "|{}|{}|{}|{}|",
+                md_text(&shown(name)),
+                d.side,
+                d.context,
+                files.join(", ")
+            );
+        }
+    });
 }
 
 fn context(c: i64) -> String {

@@ -4,7 +4,7 @@
 
 use jitarena::format::Content;
 use jitarena::log;
-use jitarena_tools::diff::{diff_csv, DiffOptions};
+use jitarena_tools::diff::{diff_csv, CsvColumns, DiffOptions};
 
 use super::{jitarena, names, stderr, tmp, Builder};
 
@@ -123,7 +123,14 @@ fn the_first_sum_of_a_kind_to_overflow_is_the_one_named() {
 fn csv(name: &str, rows: &str) -> Result<jitarena_tools::diff::MemDiff, jitarena::Error> {
     let path = tmp(name);
     std::fs::write(&path, format!("method,base,diff\n{rows}")).unwrap();
-    diff_csv(&path, "base", "diff", &DiffOptions::default())
+    diff_csv(
+        &path,
+        &CsvColumns {
+            base: "base".into(),
+            diff: "diff".into(),
+        },
+        &DiffOptions::default(),
+    )
 }
 
 #[test]
