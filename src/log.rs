@@ -937,6 +937,12 @@ impl LogReader {
         Ok(false)
     }
 
+    /// Version 2: the context number of the record [`LogReader::next_raw`] moved to, known
+    /// without decoding it (`None` for a version-1 log, whose records must be decoded).
+    pub fn current_context(&self) -> Option<i64> {
+        (self.frames.version() >= 2).then_some(self.prev.context)
+    }
+
     /// Version 2: the name of the record [`LogReader::next_raw`] moved to, as handed out: at
     /// most [`NAME_SHOWN_MAX`] bytes.
     pub(crate) fn name(&self) -> &str {

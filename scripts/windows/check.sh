@@ -82,23 +82,26 @@ rustup_targets() {
   done
 }
 
-# ---- 1. MSVC targets: type-check ------------------------------------------------------------
+# ---- 1. MSVC targets: type-check, and the archive compiled (not linked) ----------------------
 # cargo check compiles build.rs's C driver for real (only Rust is type-checked): the `cc`
 # crate runs scripts/windows/clang-cl (clang --driver-mode=cl, its MSVC-compatible driver, as
 # MSVC's cl.exe would be) with --target, and llvm-lib as lib.exe. Nothing is linked, so no
 # MSVC libraries are needed. +crt-static goes through the per-target RUSTFLAGS variable (only
 # the target's code, not the host's build script) and reaches the `cc` crate, which then
 # compiles with -MT: the driver's objects must name libcmt (the static CRT), not msvcrt.
+# Then the JIT's archive itself, jitarena.lib (--profile jit, the staticlib alone: a cdylib
+# would need MSVC's linker), which also catches what only code generation sees; its
+# native-static-libs must name the static CRT. It is neither linked nor run here.
 check_msvc() {
-  local target var lib out_dir format expected
+  local target var lib out_dir format expected log
   for target in "${msvc_targets[@]}"; do
     var=${target//-/_}
+    local vars=("CC_$var=$root/scripts/windows/clang-cl" "AR_$var=llvm-lib"
+      "CFLAGS_$var=--target=$target"
+      "CARGO_TARGET_${var^^}_RUSTFLAGS=-C target-feature=+crt-static")
     echo "windows: cargo check -p jitarena --lib --target $target (+crt-static)"
-    out_dir=$(env "CC_$var=$root/scripts/windows/clang-cl" "AR_$var=llvm-lib" \
-      "CFLAGS_$var=--target=$target" \
-      "CARGO_TARGET_${var^^}_RUSTFLAGS=-C target-feature=+crt-static" \
-      nice -n 10 cargo check --quiet -p jitarena --lib --target "$target" \
-      --message-format=json-render-diagnostics |
+    out_dir=$(env "${vars[@]}" nice -n 10 cargo check --quiet -p jitarena --lib \
+      --target "$target" --message-format=json-render-diagnostics |
       python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -124,6 +127,21 @@ for line in sys.stdin:
         fail "$target: $lib.lib asks for the dynamic CRT (msvcrt)"
       fi
     done
+
+    echo "windows: cargo rustc --profile jit -p jitarena --lib --crate-type staticlib --target $target"
+    if ! log=$(env "${vars[@]}" nice -n 10 cargo rustc --quiet --profile jit -p jitarena --lib \
+      --crate-type staticlib --target "$target" -- --print native-static-libs 2>&1); then
+      echo "$log" >&2
+      fail "building jitarena.lib for $target"
+    fi
+    lib="$target_dir/$target/jit/jitarena.lib"
+    need_file "$lib" "the JIT's archive for $target"
+    grep -q "native-static-libs: .*/defaultlib:libcmt" <<<"$log" ||
+      fail "$target: the archive's native libraries do not name the static CRT: $(grep native-static <<<"$log")"
+    # Every member an object for the target, or an import stub (raw-dylib imports).
+    format=$(llvm-readobj --file-headers "$lib" | grep '^Format:' | sort -u |
+      grep -v '^Format: COFF-import-file$' || true)
+    [ "$format" = "Format: $expected" ] || fail "$target: members of $lib: $format"
   done
 }
 
@@ -187,7 +205,7 @@ build_c() {
 # ProcessPrng from it (without it every program here exits with status 53 before main).
 # A UTF-8 Unix locale: Wine maps file names and arguments through it, and under C/POSIX it
 # cannot name a file that is not ASCII (CreateDirectoryW fails).
-export WINEPREFIX="$out/wineprefix" WINEARCH=win64 WINEDEBUG=-all
+export WINEPREFIX="$out/wineprefix" WINEARCH=win64 WINEDEBUG=-all,err+module
 export WINEDLLOVERRIDES="mscoree,mshtml=;winemenubuilder.exe=d;bcryptprimitives=n"
 export LC_ALL=C.UTF-8
 
@@ -268,7 +286,8 @@ run_c_programs() {
   tr -d '\r' <write_log.out
   # The non-ASCII directory, as Wine wrote it to the Linux file system (UTF-8), and the logs
   # named with the process id (%p) and the module (%m).
-  local dir=$'wl/jit\u00e9-\u65e5\u672c' logs log module
+  # wl/jité-日本 in UTF-8 bytes (bash's \u escapes depend on the locale it was started in).
+  local dir=$'wl/jit\xc3\xa9-\xe6\x97\xa5\xe6\x9c\xac' logs log module
   [ -d "$dir" ] || fail "write_log.exe: no directory $dir: $(ls wl)"
   logs=("$dir"/log-*.jas)
   [ ${#logs[@]} = 1 ] && [[ ${logs[0]} =~ /log-[0-9]+\.jas$ ]] || fail "write_log.exe: logs in $dir: ${logs[*]}"
@@ -288,7 +307,7 @@ run_c_programs() {
   [ "$(kinds_of "$module" | cut -d' ' -f1)" = 10 ] || fail "$module: not 10 methods"
 
   echo "windows: two JITs (DLLs) in one process under Wine"
-  mkdir -p tj/own tj/one tj/mod
+  mkdir -p tj/own tj/one
   rc=0
   wine "$bin/two_jits_host.exe" "$bin/mini_base.dll" "$bin/mini_diff.dll" \
     'tj\own\base.jas' 'tj\own\diff.jas' 40 >tj/own.out 2>&1 || rc=$?
@@ -317,14 +336,17 @@ EOF
   logs=(tj/one/*)
   [ ${#logs[@]} = 1 ] && [[ ${logs[0]} =~ /jit-[0-9]+\.jas$ ]] || fail "two JITs, one file: ${logs[*]}"
   [ "$(kinds_of "${logs[0]}" | cut -d' ' -f1)" = 20 ] || fail "${logs[0]}: not the first JIT's 20 methods"
-  # %m: each DLL's copy names its own file from one pattern.
+  # %m: each DLL's copy names its own file from one pattern, in a directory that is not
+  # ASCII either (JITARENA_LOG, read from the UTF-16 environment).
+  local mod=$'tj/m\xc3\xb6d'
+  mkdir -p "$mod"
   rc=0
-  JITARENA_LOG='tj\mod\%m-%p.jas' wine "$bin/two_jits_host.exe" "$bin/mini_base.dll" \
+  JITARENA_LOG=$'tj\\m\xc3\xb6d\\%m-%p.jas' wine "$bin/two_jits_host.exe" "$bin/mini_base.dll" \
     "$bin/mini_diff.dll" - - 20 >tj/mod.out 2>&1 || rc=$?
   [ "$rc" = 0 ] && grep -q "^base 0, diff 0" tj/mod.out || fail "two JITs, %m: $(cat tj/mod.out)"
-  logs=(tj/mod/*)
+  logs=("$mod"/*)
   [ ${#logs[@]} = 2 ] && [[ ${logs[0]} =~ /mini_base-([0-9]+)\.jas$ ]] &&
-    [ "${logs[1]}" = "tj/mod/mini_diff-${BASH_REMATCH[1]}.jas" ] || fail "two JITs, %m: ${logs[*]}"
+    [ "${logs[1]}" = "$mod/mini_diff-${BASH_REMATCH[1]}.jas" ] || fail "two JITs, %m: ${logs[*]}"
   base=$(kinds_of "${logs[0]}")
   diff=$(kinds_of "${logs[1]}")
   [ "${base%% *}" = 20 ] && [ "${diff%% *}" = 20 ] && [ "$base" != "$diff" ] ||
@@ -353,8 +375,10 @@ run_memdiff() {
     need_file "diff/c$c/s.jas"
   done
   # The Windows command writes the same log bytes.
+  local rc=0
   wine_jitarena gen --seed 3 --methods 300 --scale LSRA=30 --log gen-wine.jas >gen.out 2>&1 ||
-    fail "jitarena.exe gen: $(cat gen.out)"
+    rc=$?
+  [ "$rc" = 0 ] || fail "jitarena.exe gen exited $rc: $(cat gen.out)"
   compare diff/c3/s.jas gen-wine.jas "jitarena gen --seed 3 --methods 300 --scale LSRA=30"
   rm gen-wine.jas
 
@@ -381,7 +405,7 @@ assert got == {"c1": "FAIL", "c2": "PASS", "c3": "FAIL"}, got
 
 timed "install (apt)" install_packages
 timed "rustup targets" rustup_targets
-timed "check 3 MSVC targets" check_msvc
+timed "check + archive, 3 MSVC targets" check_msvc
 timed "build mingw: archive + jitarena.exe" build_gnu
 timed "build Linux jitarena (reused)" build_linux
 timed "compile C programs (mingw)" build_c

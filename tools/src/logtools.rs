@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::output::{check_not_input, OutputFile, WRITEBACK_EVERY};
 use crate::progress::Progress;
+use crate::text::thousands;
 use jitarena::error::{Error, ErrorCode};
 use jitarena::format::{self, io_error, Content};
 use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodRecord};
@@ -441,8 +442,9 @@ fn records_one_thread(
     let mut record = MethodRecord::default();
     let (mut n, mut copied) = (0, 0);
     let mut output = OutputSchema::new(schema);
+    let mut seen = SeenContexts::default();
     let open = LogReader::open;
-    let warnings = each_log(paths, progress, PASS_2, open, |path, reader, read| {
+    let mut warnings = each_log(paths, progress, PASS_2, open, |path, reader, read| {
         output.next_file();
         while reader.next_raw()? {
             let copied = match reader.current_schema()? {
@@ -456,12 +458,15 @@ fn records_one_thread(
                 },
                 _ => false,
             };
-            if !copied {
+            if copied {
+                seen.add(reader.current_context().unwrap_or(-1));
+            } else {
                 reader.decode_current(&mut record)?;
                 if !union.remap_sealed(&record.schema, &record.counts, &mut counts) {
                     return Err(changed_while_read(path));
                 }
                 let i = &record.info;
+                seen.add(i.context);
                 let (name, tier) = (i.name.as_deref(), i.tier.as_deref());
                 writer
                     .write(schema, name, i.context, tier, &counts)
@@ -481,6 +486,8 @@ fn records_one_thread(
         .map_err(io)?;
     file.commit()?;
     progress.finish();
+    // Said, not written into the log as a note: a note reads as a log cut short.
+    warnings.extend(seen.warning());
     Ok(Merged {
         records: n,
         copied,
@@ -489,6 +496,62 @@ fn records_one_thread(
         written_again: false,
         first_pass_guessed: false,
     })
+}
+
+/// The context numbers of the records a merge writes, to say when one is seen twice (a shard
+/// given twice, a context recorded twice): memdiff reports such records as duplicates.
+#[derive(Default)]
+pub(crate) struct SeenContexts {
+    /// A bit per context number below [`SeenContexts::DENSE`].
+    bits: Vec<u64>,
+    /// Larger numbers.
+    sparse: std::collections::HashSet<i64>,
+    /// Records whose context was seen before.
+    repeats: u64,
+    /// The first contexts seen twice.
+    examples: Vec<i64>,
+}
+
+impl SeenContexts {
+    /// Context numbers kept in the bit set (8 MiB of it at most).
+    const DENSE: i64 = 1 << 26;
+
+    /// Notes the record of context `c` (a negative number: unknown, never a repeat).
+    pub(crate) fn add(&mut self, c: i64) {
+        let again = match c {
+            c if c < 0 => false,
+            c if c < Self::DENSE => {
+                let (word, bit) = ((c / 64) as usize, 1u64 << (c % 64));
+                if self.bits.len() <= word {
+                    self.bits.resize(word + 1, 0);
+                }
+                let was = self.bits[word] & bit != 0;
+                self.bits[word] |= bit;
+                was
+            }
+            c => !self.sparse.insert(c),
+        };
+        if again {
+            self.repeats += 1;
+            if self.examples.len() < 5 && !self.examples.contains(&c) {
+                self.examples.push(c);
+            }
+        }
+    }
+
+    /// The warning of a merged log that holds a context twice, if it does.
+    pub(crate) fn warning(&self) -> Option<String> {
+        (self.repeats > 0).then(|| {
+            let examples: Vec<String> = self.examples.iter().map(i64::to_string).collect();
+            format!(
+                "the merged log holds {} record{} of a context already merged (contexts {}{}): shards given twice, or a context recorded twice; memdiff reports them as duplicates",
+                thousands(self.repeats),
+                if self.repeats == 1 { "" } else { "s" },
+                examples.join(", "),
+                if self.repeats as usize > examples.len() { ", ..." } else { "" }
+            )
+        })
+    }
 }
 
 /// Output formats of `dump`.

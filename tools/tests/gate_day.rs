@@ -95,3 +95,57 @@ fn a_kind_that_takes_over_another_passes_and_a_real_growth_still_fails() {
         .unwrap()
         .starts_with("kind LSRA grew +40.00%"));
 }
+
+#[test]
+fn a_shard_given_twice_is_reported_as_duplicates_never_as_missing_methods() {
+    let dir = tmp("twice");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("base")).unwrap();
+    let shard = base_log("twice-shard.jas");
+    for name in ["shard0.jas", "shard0-retry.jas"] {
+        std::fs::copy(&shard, dir.join("base").join(name)).unwrap();
+    }
+    let diff = base_log("twice-diff.jas");
+    let (json, md) = (dir.join("twice.json"), dir.join("twice.md"));
+    let base_dir = dir.join("base");
+    let args = ["memdiff", "--base", s(&base_dir), "--diff", s(&diff)];
+    let (code, out, err) = cli(&[&args[..], &["--json", s(&json), "--md", s(&md)]].concat());
+    assert_eq!(code, 1, "{out}{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let c = &doc["collections"][0];
+    let cov = &c["diff"]["coverage"];
+    assert_eq!(cov["matched"], METHODS);
+    assert_eq!(cov["only_base"], 0, "no method is missing from the diff");
+    assert_eq!(cov["duplicates_base"], METHODS);
+    assert_eq!(cov["duplicates_diff"], 0);
+    assert!(c["missing_in_diff"].as_array().unwrap().is_empty());
+    let example = &c["duplicates"][0];
+    assert_eq!(example["side"], "base");
+    let files: Vec<&str> = example["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files[0].ends_with("shard0-retry.jas") && files[1].ends_with("shard0.jas"));
+    let failures = doc["verdict"]["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0]["rule"], "duplicates");
+    assert_eq!(failures[0]["subject"], "base");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(!md.contains("compiled on one side only"), "{md}");
+    assert!(md.contains("DUPLICATE contexts"), "{md}");
+    // Accepted on request: the k-th record of a context against the k-th of the other side.
+    let (code, out, err) = cli(&[&args[..], &["--allow-duplicates", "-q"]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    // merge says so too.
+    let merged = dir.join("merged.jas");
+    let (code, _, err) = cli(&["merge", "-o", s(&merged), s(&base_dir)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("the merged log holds 50 records of a context already merged"),
+        "{err}"
+    );
+}

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
+use super::repeats;
 use super::side::{relay, FileMarks, Keys, Side, MARK_EVERY};
 use super::tally::{finish, method_delta, rank, strip_ignored, FastMap, Tally};
 use super::{keep_largest, tier_group, DiffOptions, MemDiff};
@@ -192,6 +193,9 @@ const SAME_GROUP: u8 = 0;
 const UNMATCHED: u8 = 1;
 /// A matched diff method whose tier group is not its base method's: `MOVED + base group`.
 const MOVED: u8 = 2;
+/// A diff method no base method matched that repeats a context of the diff seen before it: a
+/// duplicate, not a method the base misses.
+const REPEAT: u8 = u8::MAX;
 
 fn internal(what: &str) -> Error {
     Error::new(jitarena::ErrorCode::Internal, format!("the {what} failed"))
@@ -349,6 +353,22 @@ pub fn diff_logs(
     t.groups_base = base_side.groups;
     t.groups_diff = diff_side.groups;
 
+    // Contexts seen twice on a side: their repeats are duplicates, never missing methods.
+    let repeats_base = repeats::repeats(&base_side.keys);
+    let repeats_diff = repeats::repeats(&diff_side.keys);
+    let c = &mut t.coverage;
+    c.duplicates_base = repeats_base.len() as u64;
+    c.duplicates_diff = repeats_diff.len() as u64;
+    c.duplicate_examples =
+        repeats::examples("base", &base_side.keys, &repeats_base, &base_marks, top_n);
+    c.duplicate_examples.extend(repeats::examples(
+        "diff",
+        &diff_side.keys,
+        &repeats_diff,
+        &diff_marks,
+        top_n,
+    ));
+
     // 2. The match.
     let n = base_side.keys.len();
     // Both sides replayed the same methods in the same order (the common case: one collection
@@ -383,6 +403,7 @@ pub fn diff_logs(
                     *state = SAME_GROUP;
                 }
             }
+            None if repeats_diff.binary_search(&(j as u32)).is_ok() => *state = REPEAT,
             None => {
                 t.coverage.only_diff += 1;
                 // A part of the diff's total, which step 1 checked: it cannot overflow.
@@ -457,8 +478,10 @@ pub fn diff_logs(
                 union.remap(&r.schema, &r.counts, &mut counts);
                 let totals = strip_ignored(ignored, &mut counts);
                 let own = tier_group(r.info.tier.as_deref()) as usize;
-                if state == UNMATCHED {
-                    keep_largest(&mut missing_in_base, top_n, totals.bytes, &r.info);
+                if state == UNMATCHED || state == REPEAT {
+                    if state == UNMATCHED {
+                        keep_largest(&mut missing_in_base, top_n, totals.bytes, &r.info);
+                    }
                     groups_diff[0].sub(&totals);
                     groups_diff[own].sub(&totals);
                     sums_diff.add(&counts, union, false);
@@ -482,10 +505,13 @@ pub fn diff_logs(
             union.remap(&r.schema, &r.counts, &mut counts);
             let totals = strip_ignored(ignored, &mut counts);
             if unmatched {
-                coverage.only_base += 1;
-                // A part of the base's total, which step 1 checked: it cannot overflow.
-                coverage.only_base_bytes = coverage.only_base_bytes.saturating_add(totals.bytes);
-                keep_largest(&mut coverage.missing_in_diff, top_n, totals.bytes, &r.info);
+                if repeats_base.binary_search(&(i as u32)).is_err() {
+                    coverage.only_base += 1;
+                    // A part of the base's total, which step 1 checked: it cannot overflow.
+                    coverage.only_base_bytes =
+                        coverage.only_base_bytes.saturating_add(totals.bytes);
+                    keep_largest(&mut coverage.missing_in_diff, top_n, totals.bytes, &r.info);
+                }
                 groups_base[0].sub(&totals);
                 groups_base[group[i] as usize].sub(&totals);
                 sums_base.add(&counts, union, false);

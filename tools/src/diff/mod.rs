@@ -9,6 +9,7 @@ mod csv;
 mod gate;
 mod logs;
 pub(crate) use logs::regular_file;
+mod repeats;
 mod side;
 mod tally;
 

@@ -77,6 +77,25 @@ impl Keys {
             .collect()
     }
 
+    /// Each method that has a context number: (its index, the number).
+    pub(crate) fn contexts(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.keys
+            .iter()
+            .enumerate()
+            .filter(|(_, &k)| k & HASHED == 0)
+            .map(|(i, &k)| (i, k))
+    }
+
+    /// Method `i`'s context number, if it has one.
+    pub(crate) fn context(&self, i: usize) -> Option<u64> {
+        self.keys.get(i).copied().filter(|k| k & HASHED == 0)
+    }
+
+    /// The largest context number of the methods that have one.
+    pub(crate) fn max_context_seen(&self) -> Option<u64> {
+        self.contexts().map(|(_, c)| c).max()
+    }
+
     /// The largest context number, if every method has one.
     pub(crate) fn max_context(&self) -> Option<u64> {
         match self.hashed.is_empty() {

@@ -7,7 +7,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
-use super::{changed_while_read, each_log, Merged, OutputSchema};
+use super::{changed_while_read, each_log, Merged, OutputSchema, SeenContexts};
 use super::{MERGE_BUFFER, PASS_2};
 use crate::output::{OutputFile, OutputWriter, WRITEBACK_EVERY};
 use crate::progress::Progress;
@@ -189,7 +189,11 @@ pub(super) fn records(
                 "the merge's writing thread stopped early",
             ))
         }
-        (Ok(merged), Ok(true)) => merged,
+        (Ok((mut merged, seen)), Ok(true)) => {
+            // Said, not written into the log as a note: a note reads as a log cut short.
+            merged.warnings.extend(seen.warning());
+            merged
+        }
     };
     file.commit()?;
     progress.finish();
@@ -244,13 +248,14 @@ fn read_jobs(
     feed: &mut Feed,
     batch_records: usize,
     mut guess: Option<Guess<'_>>,
-) -> Result<Merged, Halt> {
+) -> Result<(Merged, SeenContexts), Halt> {
     let mut batch = RecordBatch::new();
     let mut decoded = Vec::new();
     let mut decoded_bytes = 0;
     let mut record = MethodRecord::default();
     let (mut n, mut copied) = (0, 0);
     let mut output = OutputSchema::new(schema);
+    let mut seen = SeenContexts::default();
     let open = LogReader::open;
     let warnings = each_log(paths, progress, PASS_2, open, |path, reader, read| {
         output.next_file();
@@ -270,6 +275,7 @@ fn read_jobs(
                 decoded_bytes = 0;
             }
             if copy && reader.take_current_to_copy(&mut batch) {
+                seen.add(reader.current_context().unwrap_or(-1));
                 copied += 1;
                 if batch.len() >= batch_records || batch.bytes() >= BATCH_BYTES {
                     feed.copies(&mut batch)?;
@@ -285,6 +291,7 @@ fn read_jobs(
                     return Err(Halt::Failed(changed_while_read(path)));
                 }
                 let info = &record.info;
+                seen.add(info.context);
                 // What the record holds: a schema of many kinds makes large lists.
                 decoded_bytes += info.name.as_ref().map_or(0, String::len)
                     + std::mem::size_of_val(counts.kinds.as_slice())
@@ -312,14 +319,15 @@ fn read_jobs(
         let notes = Job::CutNotes(warnings.clone());
         feed.send.send(notes).map_err(|_| Halt::WriterGone)?;
     }
-    Ok(Merged {
+    let merged = Merged {
         records: n,
         copied,
         warnings,
         schemas_compared: output.compared,
         written_again: false,
         first_pass_guessed: false,
-    })
+    };
+    Ok((merged, seen))
 }
 
 /// The writing thread: writes every job to `output` (the file `out`), checking the batches of
