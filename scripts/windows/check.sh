@@ -4,7 +4,8 @@
 # This script, run by .ci/run as root on Debian 12:
 #   1. type-checks the library for x86_64, i686 and aarch64 pc-windows-msvc with +crt-static,
 #      build.rs's C driver compiled by clang in MSVC mode (no MSVC here), and checks that the
-#      driver's objects are COFF for the target and ask for the static CRT (libcmt);
+#      driver's objects are COFF for the target and ask for the static CRT (libcmt); then
+#      compiles the JIT's archive, jitarena.lib, for each (not linked: no MSVC linker);
 #   2. builds for x86_64-pc-windows-gnu (mingw-w64) with +crt-static: the JIT's archive
 #      (--profile jit) and the `jitarena` command (--release);
 #   3. runs under Wine 8 the C API tests (tests/c/api_test.c), a log-writing program
@@ -63,8 +64,9 @@ install_packages() {
   if [ ${#missing[@]} -gt 0 ]; then
     echo "windows: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt-get update -qq || fail "apt-get update"
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+      fail "apt-get install ${missing[*]}"
   fi
   for tool in clang llvm-lib llvm-readobj x86_64-w64-mingw32-gcc x86_64-w64-mingw32-objdump \
     wine wineboot wineserver; do
@@ -77,7 +79,7 @@ rustup_targets() {
   installed=$(rustup target list --installed)
   for target in "${msvc_targets[@]}" "$gnu"; do
     if ! grep -qx "$target" <<<"$installed"; then
-      rustup target add "$target"
+      rustup target add "$target" || fail "rustup target add $target"
     fi
   done
 }
@@ -199,13 +201,14 @@ build_c() {
 }
 
 # ---- Wine -------------------------------------------------------------------------------
-# Quiet (WINEDEBUG=-all) and fast: no Mono or Gecko installer at boot (mscoree, mshtml off),
+# Quiet (WINEDEBUG=-all, but for the loader's errors and unhandled exceptions: a missing DLL
+# or a crash is otherwise a bare exit status) and fast: no Mono or Gecko installer at boot (mscoree, mshtml off),
 # no desktop menu entries. bcryptprimitives=n: the DLL next to the .exe, the shim of
 # scripts/windows/bcryptprimitives.c: Wine 8 has none, and the Rust standard library imports
 # ProcessPrng from it (without it every program here exits with status 53 before main).
 # A UTF-8 Unix locale: Wine maps file names and arguments through it, and under C/POSIX it
 # cannot name a file that is not ASCII (CreateDirectoryW fails).
-export WINEPREFIX="$out/wineprefix" WINEARCH=win64 WINEDEBUG=-all,err+module
+export WINEPREFIX="$out/wineprefix" WINEARCH=win64 WINEDEBUG=-all,err+module,err+seh
 export WINEDLLOVERRIDES="mscoree,mshtml=;winemenubuilder.exe=d;bcryptprimitives=n"
 export LC_ALL=C.UTF-8
 
@@ -215,7 +218,7 @@ wine_boot() {
   if [ ! -f "$WINEPREFIX/.jitarena-booted" ]; then
     echo "windows: wineboot -i ($WINEPREFIX)"
     rm -rf "$WINEPREFIX"
-    wineboot -i >/dev/null 2>&1 || fail "wineboot -i"
+    wineboot -i >"$out/wineboot.log" 2>&1 || fail "wineboot -i: $(tail -20 "$out/wineboot.log")"
     wineserver -w
     touch "$WINEPREFIX/.jitarena-booted"
   fi

@@ -133,8 +133,9 @@ struct MemdiffArgs {
     /// most.
     #[arg(long, default_value_t = 4096, value_name = "BYTES")]
     min_delta_bytes: u64,
-    /// Leave this kind out of every total and of the kinds, e.g. DebugOnly (repeatable); the
-    /// phases' bytes, recorded per phase, still hold it.
+    /// Leave this kind out of every total and of the kinds, e.g. DebugOnly or CMK_DebugOnly
+    /// (repeatable; matched without case; a name no log holds is an error); the phases'
+    /// bytes, recorded per phase, still hold it.
     #[arg(long = "ignore-kind", value_name = "NAME")]
     ignore_kinds: Vec<String>,
     /// Fail when total bytes grow by more than this percentage.
@@ -516,7 +517,12 @@ fn usage(message: impl Into<String>) -> Error {
 
 fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
     let options = DiffOptions {
-        ignore_kinds: a.ignore_kinds.clone(),
+        // The .NET JIT's spelling, `CMK_DebugOnly`, names the kind `DebugOnly` its logs hold.
+        ignore_kinds: a
+            .ignore_kinds
+            .iter()
+            .map(|k| k.strip_prefix("CMK_").unwrap_or(k).to_string())
+            .collect(),
         top: a.top,
         min_method_bytes: a.min_method_bytes,
         min_delta_bytes: a.min_delta_bytes,
@@ -615,6 +621,8 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
             report
         }
     };
+    let mut result = result;
+    result.check_ignored_kinds(&options.ignore_kinds)?;
     warn_all(&result.warnings());
     write_reports(&result, &a)?;
     if !a.quiet {

@@ -79,3 +79,49 @@ pub fn pct(part: u64, whole: u64) -> String {
     }
     format!("{:.2}%", part as f64 * 100.0 / whole as f64)
 }
+
+/// The names of `candidates` nearest to `name` (without case, by edit distance), at most
+/// `n`, nearest first: those within a third of the name's length (at least 2 edits).
+pub fn nearest<'a>(name: &str, candidates: &[&'a str], n: usize) -> Vec<&'a str> {
+    let name = name.to_lowercase();
+    let most = (name.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .iter()
+        .map(|c| (edits(&name, &c.to_lowercase()), *c))
+        .filter(|(d, _)| *d <= most)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(n).map(|(_, c)| c).collect()
+}
+
+/// The Levenshtein distance between two strings, by characters.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb))
+                .min(above + 1)
+                .min(row[j] + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_names_forgive_a_letter_and_case() {
+        let kinds = ["ValueNumber", "LSRA", "LSRA_Interval", "ASTNode"];
+        assert_eq!(nearest("ValueNumbr", &kinds, 3), ["ValueNumber"]);
+        assert_eq!(nearest("lsra", &kinds, 3), ["LSRA"]);
+        assert!(nearest("Morph", &kinds, 3).is_empty());
+        assert_eq!(edits("kitten", "sitting"), 3);
+    }
+}

@@ -658,7 +658,7 @@ fn check_expected(name: &str, actual: &str) {
 }
 
 #[test]
-fn an_ignored_kind_no_log_names_is_a_warning() {
+fn an_ignored_kind_no_log_names_is_an_error_with_the_nearest_names() {
     let (base, diff) = (tmp("ignore/base.jas"), tmp("ignore/diff.jas"));
     log_at(&base, 8, 30, &[]);
     log_at(&diff, 8, 30, &[]);
@@ -670,11 +670,16 @@ fn an_ignored_kind_no_log_names_is_a_warning() {
         "DebugOnyl",
         "-q",
     ]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--ignore-kind DebugOnyl: no log names this kind"),
+        err.contains("--ignore-kind DebugOnyl: no log names this kind; did you mean DebugOnly"),
         "{err}"
     );
-    let (_, _, err) = cli(&["memdiff", s(&base), s(&diff), "--ignore-kind", "LSRA", "-q"]);
-    assert!(!err.contains("no log names"), "{err}");
+    let (code, _, err) = cli(&["memdiff", s(&base), s(&diff), "--ignore-kind", "LSRA", "-q"]);
+    assert!(code == 0 && !err.contains("no log names"), "{err}");
+    // The .NET JIT's spelling, and another case, name the same kind.
+    for name in ["CMK_DebugOnly", "debugonly"] {
+        let (code, _, err) = cli(&["memdiff", s(&base), s(&diff), "--ignore-kind", name, "-q"]);
+        assert!(code == 0 && err.is_empty(), "{name}: {err}");
+    }
 }

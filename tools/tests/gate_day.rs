@@ -13,8 +13,13 @@ const METHODS: usize = 50;
 /// A log of [`METHODS`] methods over `kinds`, the `i`th method's kind `k` holding
 /// `bytes(i)[k]` bytes, all in one phase.
 fn log_of(name: &str, kinds: &[&str], bytes: impl Fn(usize) -> Vec<u64>) -> PathBuf {
+    log_n(name, kinds, METHODS, bytes)
+}
+
+/// As [`log_of`], of the first `methods` methods.
+fn log_n(name: &str, kinds: &[&str], methods: usize, bytes: impl Fn(usize) -> Vec<u64>) -> PathBuf {
     let sch = schema(kinds, &["Main"]);
-    let records: Vec<_> = (0..METHODS)
+    let records: Vec<_> = (0..methods)
         .map(|i| {
             let b = bytes(i);
             let per_kind = b
@@ -147,5 +152,109 @@ fn a_shard_given_twice_is_reported_as_duplicates_never_as_missing_methods() {
     assert!(
         err.contains("the merged log holds 50 records of a context already merged"),
         "{err}"
+    );
+}
+
+#[test]
+fn options_are_strict_and_percentages_take_a_percent_sign() {
+    let base = base_log("options-base.jas");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        s(&base),
+        s(&base),
+        "--fail-above",
+        "5%",
+        "--kind-fail-above",
+        "30%",
+        "--max-missed",
+        "0.5%",
+        "-q",
+    ]);
+    // The same file on both sides is refused as INCOMPLETE, after the options are read.
+    assert_eq!(code, 1, "{out}{err}");
+    for (flag, value, says) in [
+        ("--max-missed", "200", "expected a share from 0 to 100%"),
+        ("--max-missed=-1", "", "expected a share from 0 to 100%"),
+        (
+            "--fail-above=-5%",
+            "",
+            "expected a percentage of at least 0",
+        ),
+        (
+            "--fail-above",
+            "five",
+            "expected a percentage of at least 0",
+        ),
+        (
+            "--kind-fail-above",
+            "5%%",
+            "expected a percentage of at least 0",
+        ),
+    ] {
+        let args = ["memdiff", s(&base), s(&base), flag, value];
+        let (code, _, err) = cli(&args[..args.len() - usize::from(value.is_empty())]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(err.contains(says), "{flag} {value}: {err}");
+    }
+    let other = base_log("options-other.jas");
+    let (code, _, err) = cli(&["memdiff", s(&base), s(&other), "--ignore-kind", "LSRa_"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("did you mean LSRA"), "{err}");
+}
+
+/// The first lines of a summary: its heading, then the verdict and why.
+fn summary_head(args: &[&str], name: &str) -> (i32, Vec<String>) {
+    let md = tmp(&format!("{name}.md"));
+    let (code, _, err) = cli(&[args, &["--md", s(&md), "-q"]].concat());
+    assert!(code == 0 || code == 1, "{err}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    (code, text.lines().take(3).map(String::from).collect())
+}
+
+#[test]
+fn the_summary_opens_with_the_verdict_and_its_reason() {
+    let base = base_log("head-base.jas");
+    let grown = log_of("head-grown.jas", &["ASTNode", "BasicBlock", "LSRA"], |i| {
+        let n = 1 + i as u64;
+        vec![5_000 * n, 3_000 * n, 3_000 * n]
+    });
+    let (code, head) = summary_head(&["memdiff", s(&base), s(&grown)], "head-fail");
+    assert_eq!(code, 1);
+    assert_eq!(head[0], "## jitarena memdiff: ❌ FAIL (exit 1)");
+    assert!(
+        head[2].starts_with("**FAIL**: kind LSRA grew \\+50\\.00\\%"),
+        "{head:?}"
+    );
+    assert!(
+        head[2].contains("above \\-\\-kind\\-fail\\-above 25\\%"),
+        "{head:?}"
+    );
+
+    // The diff JIT stopped after 40 methods of 50.
+    let fewer = log_n(
+        "head-fewer.jas",
+        &["ASTNode", "BasicBlock", "LSRA"],
+        40,
+        |i| {
+            let n = 1 + i as u64;
+            vec![5_000 * n, 3_000 * n, 2_000 * n]
+        },
+    );
+    let (code, head) = summary_head(&["memdiff", s(&base), s(&fewer)], "head-incomplete");
+    assert_eq!(code, 1);
+    assert_eq!(head[0], "## jitarena memdiff: ❌ INCOMPLETE (exit 1)");
+    assert!(
+        head[2].starts_with("**INCOMPLETE**: the diff misses 10 of the base\\'s 50 methods"),
+        "{head:?}"
+    );
+
+    let same = base_log("head-same.jas");
+    let (code, head) = summary_head(&["memdiff", s(&base), s(&same)], "head-pass");
+    assert_eq!(code, 0);
+    assert_eq!(head[0], "## jitarena memdiff: ✅ PASS (exit 0)");
+    assert!(
+        head[2].starts_with("**PASS**: no regression\\: total 0\\.00\\%")
+            || head[2].starts_with("**PASS**: no regression\\: total \\+0\\.00\\%"),
+        "{head:?}"
     );
 }

@@ -541,6 +541,51 @@ impl Report {
         all
     }
 
+    /// Fails (bad usage) when an `--ignore-kind` name is named by no log of any collection: a
+    /// misspelled kind would leave the gate on bytes it was told to leave out. Names that some
+    /// collections lack are warnings.
+    pub fn check_ignored_kinds(&mut self, ignored: &[String]) -> Result<(), Error> {
+        let mut known: Vec<String> = self
+            .collections
+            .iter()
+            .flat_map(|c| c.diff.kinds.iter().map(|k| k.name.clone()))
+            .collect();
+        known.sort_unstable();
+        known.dedup();
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        for name in ignored {
+            let lacking = |c: &CollectionDiff| c.diff.unknown_ignored.contains(name);
+            let count = self.collections.iter().filter(|c| lacking(c)).count();
+            if count == 0 {
+                continue;
+            }
+            if count == self.collections.len() {
+                let near = crate::text::nearest(name, &known, 3);
+                let hint = match (near.is_empty(), known.is_empty()) {
+                    (_, true) => "no input names any kind (a CSV holds none)".to_string(),
+                    (false, _) => format!("did you mean {}?", near.join(", ")),
+                    (true, _) => format!("the kinds are {}", known.join(", ")),
+                };
+                return Err(Error::new(
+                    ErrorCode::Config,
+                    format!(
+                        "--ignore-kind {}: no log names this kind; {hint}",
+                        shown(name)
+                    ),
+                ));
+            }
+            for c in self.collections.iter_mut().filter(|c| lacking(c)) {
+                let text = format!(
+                    "--ignore-kind {}: no log of collection {} names this kind",
+                    shown(name),
+                    shown(&c.name)
+                );
+                c.diff.warnings.push(text);
+            }
+        }
+        Ok(())
+    }
+
     /// Warnings of every collection's readers.
     pub fn warnings(&self) -> Vec<String> {
         self.collections

@@ -420,6 +420,7 @@ pub fn diff_csv(
     let lists = top.describe(|i| method_delta(&g.t, i, &g.infos[i as usize], &[], &[]));
     let mut out = finish(g.t, options, matched, lists, &top.all, Vec::new());
     out.has_kinds = false;
+    out.unknown_ignored = options.ignore_kinds.clone();
     Ok(out)
 }
 

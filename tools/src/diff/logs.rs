@@ -437,14 +437,14 @@ pub fn diff_logs(
     let mut detail: Vec<(MethodInfo, Kinds, Kinds)> = vec![Default::default(); top.all.len()];
     let mut diff_detail: Vec<Kinds> = vec![Vec::new(); top.all.len()];
     t.sync_ignored(ignore);
-    for name in ignore {
-        if !(0..t.union.kind_count() as u32).any(|k| t.union.kind_name(k) == name) {
-            warnings.push(format!(
-                "--ignore-kind {}: no log names this kind (is it spelled as the JIT names it?)",
-                crate::report::visible(name)
-            ));
-        }
-    }
+    let unknown_ignored: Vec<String> = ignore
+        .iter()
+        .filter(|name| {
+            !(0..t.union.kind_count() as u32)
+                .any(|k| t.union.kind_name(k).eq_ignore_ascii_case(name))
+        })
+        .cloned()
+        .collect();
 
     // 3 and 4 at once, on two threads: they read different files.
     let mut missing_in_base = Vec::new();
@@ -540,14 +540,9 @@ pub fn diff_logs(
         let (info, b, d) = &detail[wanted[&i]];
         method_delta(&t, i, info, b, d)
     });
-    Ok(finish(
-        t,
-        options,
-        matched_methods,
-        lists,
-        &top.all,
-        warnings,
-    ))
+    let mut out = finish(t, options, matched_methods, lists, &top.all, warnings);
+    out.unknown_ignored = unknown_ignored;
+    Ok(out)
 }
 
 #[cfg(all(test, unix))]

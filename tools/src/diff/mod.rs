@@ -379,6 +379,9 @@ pub struct MemDiff {
     pub has_kinds: bool,
     /// Kinds left out of the totals.
     pub ignored_kinds: Vec<String>,
+    /// The `--ignore-kind` names that no log of this collection names (matched without
+    /// case): every name, for a CSV, which has no kinds.
+    pub unknown_ignored: Vec<String>,
     /// Per-method distribution.
     pub distribution: Distribution,
     /// Methods that grew most, in bytes.

@@ -49,7 +49,8 @@ impl Tally {
     pub(crate) fn sync_ignored(&mut self, ignore: &[String]) {
         while self.ignored.len() < self.union.kind_count() {
             let name = self.union.kind_name(self.ignored.len() as u32);
-            self.ignored.push(ignore.iter().any(|k| k == name));
+            self.ignored
+                .push(ignore.iter().any(|k| k.eq_ignore_ascii_case(name)));
         }
     }
 
@@ -534,6 +535,7 @@ pub(crate) fn finish(
         phase_kinds,
         has_kinds: true,
         ignored_kinds: options.ignore_kinds.clone(),
+        unknown_ignored: Vec::new(),
         distribution,
         top_growth,
         top_shrinkage,
