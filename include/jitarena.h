@@ -31,6 +31,8 @@
  * Errors: no function aborts or unwinds into the caller. A function that fails returns NULL
  * or a non-zero jitarena_error code; jitarena_strerror() names a code, and
  * jitarena_last_error_message() gives this thread's last failure in detail (with file names).
+ * The message is errno's contract: a failing call sets it, a succeeding call leaves it as it
+ * was, so it is meaningful only right after a call that reported a failure.
  * When memory runs out, creating, using, resetting and destroying an arena, ending a method,
  * writing its stats-log record and opening a log or trace fail with JITARENA_E_OUT_OF_MEMORY
  * (a file a log was to replace is then left as it was), and what could not be done
@@ -95,7 +97,7 @@ typedef enum jitarena_error {
     JITARENA_E_SIZE_OVERFLOW = 3,
     /** Obtaining another page would exceed the configured limit_bytes. */
     JITARENA_E_LIMIT = 4,
-    /** The configuration was rejected (struct_size, counts, page size, names). */
+    /** A configuration or argument struct was rejected (struct_size, counts, page size, names). */
     JITARENA_E_CONFIG = 5,
     /** An internal error was caught at the API boundary; the arena is still usable. */
     JITARENA_E_INTERNAL = 6,
@@ -176,7 +178,9 @@ typedef struct jitarena_head {
  *  as slot 255 (JITARENA_MAX_KINDS) is. */
 typedef uint8_t jitarena_kind_slot;
 
-/** A finished method, passed to jitarena_method_done(). */
+/** A finished method, passed to jitarena_method_done(). Initialize it with
+ *  JITARENA_METHOD_INIT or jitarena_method_init(), then set its fields: a struct_size of 0
+ *  (as `jitarena_method m = {0}` leaves it) is refused with JITARENA_E_CONFIG. */
 typedef struct jitarena_method {
     /** Set to sizeof(jitarena_method). */
     size_t struct_size;
@@ -188,6 +192,16 @@ typedef struct jitarena_method {
     const char* tier;
 } jitarena_method;
 
+/** An initializer of a jitarena_method for C99 and C++11: its size, no name, no context, no
+ *  tier. `jitarena_method m = JITARENA_METHOD_INIT; m.name = name;` */
+#define JITARENA_METHOD_INIT {sizeof(jitarena_method), NULL, -1, NULL}
+
+/** Fills *method as JITARENA_METHOD_INIT does (for a jitarena_method that already exists). */
+static inline void jitarena_method_init(jitarena_method* method) {
+    const jitarena_method init = JITARENA_METHOD_INIT;
+    *method = init;
+}
+
 /* ---- Version and errors ------------------------------------------------------------------ */
 
 /** The ABI version the library was built with (JITARENA_ABI_VERSION of its header). */
@@ -197,7 +211,9 @@ uint32_t jitarena_abi_version(void);
 const char* jitarena_strerror(int code);
 
 /** The calling thread's last failure message (naming the file, size or field at fault), or ""
- *  if none. Valid until this thread's next jitarena call. At most 1,023 bytes: a longer one
+ *  if none yet. Set by a call that fails, left as it was by a call that succeeds (as errno):
+ *  read it right after a call that returned NULL or an error code. Valid until this thread's
+ *  next jitarena call. At most 1,023 bytes: a longer one
  *  keeps its start and its end (the file's name and the reason), with "..." between. Recording
  *  it allocates nothing. */
 const char* jitarena_last_error_message(void);

@@ -125,7 +125,7 @@ pub extern "C" fn jitarena_strerror(code: c_int) -> *const c_char {
         Some(ErrorCode::OutOfMemory) => c"out of memory",
         Some(ErrorCode::SizeOverflow) => c"requested size too large to represent",
         Some(ErrorCode::Limit) => c"the arena's memory limit would be exceeded",
-        Some(ErrorCode::Config) => c"invalid arena configuration",
+        Some(ErrorCode::Config) => c"invalid configuration or argument",
         Some(ErrorCode::Internal) => c"internal error caught at the API boundary",
         Some(ErrorCode::Io) => c"file input/output error",
         Some(ErrorCode::State) => c"call out of order, or not a live arena",
@@ -536,7 +536,13 @@ unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> R
         let size = unsafe { ptr::read_unaligned(method.cast::<usize>()) };
         let want = size_of::<jitarena_method>();
         if size < want {
-            let message = message!("method.struct_size is ", size, ", expected ", want);
+            let message = message!(
+                "the jitarena_method has struct_size ",
+                size,
+                ", expected ",
+                want,
+                ": initialize it with JITARENA_METHOD_INIT or jitarena_method_init()"
+            );
             return Err(Error::new(ErrorCode::Config, message));
         }
         // The strings are decoded only when something will write them.

@@ -51,7 +51,7 @@ impl ErrorCode {
             ErrorCode::OutOfMemory => "out of memory",
             ErrorCode::SizeOverflow => "requested size too large to represent",
             ErrorCode::Limit => "the arena's memory limit would be exceeded",
-            ErrorCode::Config => "invalid arena configuration",
+            ErrorCode::Config => "invalid configuration or argument",
             ErrorCode::Internal => "internal error caught at the API boundary",
             ErrorCode::Io => "file input/output error",
             ErrorCode::State => "call out of order, or not a live arena",

@@ -24,7 +24,7 @@ pub const JITARENA_E_OUT_OF_MEMORY: jitarena_error = 2;
 pub const JITARENA_E_SIZE_OVERFLOW: jitarena_error = 3;
 #[doc = " Obtaining another page would exceed the configured limit_bytes."]
 pub const JITARENA_E_LIMIT: jitarena_error = 4;
-#[doc = " The configuration was rejected (struct_size, counts, page size, names)."]
+#[doc = " A configuration or argument struct was rejected (struct_size, counts, page size, names)."]
 pub const JITARENA_E_CONFIG: jitarena_error = 5;
 #[doc = " An internal error was caught at the API boundary; the arena is still usable."]
 pub const JITARENA_E_INTERNAL: jitarena_error = 6;
@@ -219,7 +219,7 @@ const _: () = {
 };
 #[doc = " A kind's counter slot: every value indexes the head's counters in bounds, so the inline\n  path needs no check. Obtain it once, with jitarena_kind_slot_of(), where a JIT makes its\n  allocator object (a CompAllocator holding its kind), and allocate with\n  jitarena_alloc_slot(). Slots from kind_count to 254 are counted in the invalid-kind bucket,\n  as slot 255 (JITARENA_MAX_KINDS) is."]
 pub type jitarena_kind_slot = u8;
-#[doc = " A finished method, passed to jitarena_method_done()."]
+#[doc = " A finished method, passed to jitarena_method_done(). Initialize it with\n  JITARENA_METHOD_INIT or jitarena_method_init(), then set its fields: a struct_size of 0\n  (as `jitarena_method m = {0}` leaves it) is refused with JITARENA_E_CONFIG."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct jitarena_method {

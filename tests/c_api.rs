@@ -66,3 +66,16 @@ fn c_program_is_clean_under_memcheck() {
     );
     assert!(out.contains("passed, 0 failed"), "{out}");
 }
+
+#[test]
+fn the_method_initializer_works_from_c99_and_cpp11() {
+    for (name, source, cpp) in [
+        ("method_init_c", "tests/c/method_init.c", false),
+        ("method_init_cpp", "tests/c/method_init.cpp", true),
+    ] {
+        let exe = build_program(name, &[source], cpp);
+        let log = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.jas"));
+        let out = run(&exe, &[log.to_str().unwrap()]);
+        assert!(out.contains("method_init: all passed"), "{name}: {out}");
+    }
+}

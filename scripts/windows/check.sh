@@ -314,7 +314,8 @@ run_c_programs() {
   rc=0
   wine "$bin/two_jits_host.exe" "$bin/mini_base.dll" "$bin/mini_diff.dll" \
     'tj\own\base.jas' 'tj\own\diff.jas' 40 >tj/own.out 2>&1 || rc=$?
-  [ "$rc" = 0 ] && grep -q "^base 0, diff 0" tj/own.out || fail "two JITs, own logs: $(cat tj/own.out)"
+  [ "$rc" = 0 ] || fail "two JITs, own logs: exited $rc: $(cat tj/own.out)"
+  grep -q "^base 0, diff 0" tj/own.out || fail "two JITs, own logs: $(cat tj/own.out)"
   local base diff
   base=$(kinds_of tj/own/base.jas)
   diff=$(kinds_of tj/own/diff.jas)
@@ -333,7 +334,8 @@ EOF
   rc=0
   JITARENA_LOG='tj\one\jit-%p.jas' wine "$bin/two_jits_host.exe" "$bin/mini_base.dll" \
     "$bin/mini_diff.dll" - - 20 >tj/one.out 2>tj/one.err || rc=$?
-  [ "$rc" = 1 ] && grep -q "^base 0, diff 7" tj/one.out ||
+  [ "$rc" = 1 ] || fail "two JITs, one file: exited $rc, not 1: $(cat tj/one.out tj/one.err)"
+  grep -q "^base 0, diff 7" tj/one.out ||
     fail "two JITs, one file: expected base 0, diff 7 (JITARENA_E_IO): $(cat tj/one.out tj/one.err)"
   grep -q "another writer has this file open" tj/one.err || fail "two JITs, one file: $(cat tj/one.err)"
   logs=(tj/one/*)
@@ -346,7 +348,8 @@ EOF
   rc=0
   JITARENA_LOG=$'tj\\m\xc3\xb6d\\%m-%p.jas' wine "$bin/two_jits_host.exe" "$bin/mini_base.dll" \
     "$bin/mini_diff.dll" - - 20 >tj/mod.out 2>&1 || rc=$?
-  [ "$rc" = 0 ] && grep -q "^base 0, diff 0" tj/mod.out || fail "two JITs, %m: $(cat tj/mod.out)"
+  [ "$rc" = 0 ] || fail "two JITs, %m: exited $rc: $(cat tj/mod.out)"
+  grep -q "^base 0, diff 0" tj/mod.out || fail "two JITs, %m: $(cat tj/mod.out)"
   logs=("$mod"/*)
   [ ${#logs[@]} = 2 ] && [[ ${logs[0]} =~ /mini_base-([0-9]+)\.jas$ ]] &&
     [ "${logs[1]}" = "$mod/mini_diff-${BASH_REMATCH[1]}.jas" ] || fail "two JITs, %m: ${logs[*]}"

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     sum += jitarena_reserved_bytes(a) + jitarena_page_count(a) + jitarena_largest_alloc(a);
     sum += (uint64_t)jitarena_limit_hit(a) + jitarena_kind_count_configured(a);
     sum += jitarena_phase_count_configured(a) + jitarena_phase_kind_bytes(a, 0, 1);
-    method.struct_size = sizeof method;
+    jitarena_method_init(&method);
     method.name = "Program::Main()";
     method.context = 1;
     method.tier = "Tier1";
