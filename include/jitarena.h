@@ -77,6 +77,9 @@ extern "C" {
  *  to jitarena_phase_bytes() to read that bucket. */
 #define JITARENA_NO_PHASE 0xFFFFFFFFu
 
+/** The longest jitarena_config.build_id, in bytes. */
+#define JITARENA_MAX_BUILD_ID 256u
+
 /** Default page size: 64 KiB, as the .NET JIT's arena. */
 #define JITARENA_DEFAULT_PAGE_SIZE 65536u
 
@@ -144,6 +147,14 @@ typedef struct jitarena_config {
      *  jitarena_method_done()) from the kind counters, so the allocation path costs the same
      *  either way. 0 (the default, and what a config from an older header gets): off. */
     uint32_t kinds_by_phase;
+    /** Unused; 0. Keeps build_id past the end of a config from an older header on every target
+     *  (on 32-bit ARM the old struct's tail padding would otherwise hold it). */
+    uint32_t reserved2;
+    /** Which build of the JIT this is (its commit, say: "a1b2c3d"), written into the stats log
+     *  before the first record of this build, so that a memory diff can show which builds it
+     *  compared and notice shards of different builds on one side. NULL (the default): none.
+     *  UTF-8, at most JITARENA_MAX_BUILD_ID bytes. Copied at create. */
+    const char* build_id;
 } jitarena_config;
 
 /** An arena. Opaque but for its first member, the public head that the inline fast path uses. */

@@ -153,6 +153,8 @@ fn default_config() -> jitarena_config {
         host: ptr::null_mut(),
         reserved: 0,
         kinds_by_phase: 0,
+        reserved2: 0,
+        build_id: ptr::null(),
     }
 }
 
@@ -212,7 +214,8 @@ unsafe fn read_config(config: *const jitarena_config) -> Result<jitarena_config,
         page_alloc,
         page_free,
         host,
-        kinds_by_phase
+        kinds_by_phase,
+        build_id
     );
     Ok(out)
 }
@@ -306,6 +309,8 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
             ));
         }
     };
+    // SAFETY: NULL or NUL-terminated per the contract.
+    let build = unsafe { build_arg(c.build_id)? };
     Ok(ArenaSetup {
         schema: Schema::new(kinds, phases)?.interned()?,
         page_size: c.page_size,
@@ -313,6 +318,7 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
         pager,
         trace: crate::method::trace_recording()?,
         kinds_by_phase: c.kinds_by_phase != 0,
+        build,
     })
 }
 
@@ -485,6 +491,29 @@ unsafe fn opt_str<'a>(s: *const c_char) -> Result<Option<Cow<'a, str>>, Error> {
         Some(text) => Ok(Some(Cow::Owned(text))),
         None => Err(out_of_memory("no memory for a name that is not UTF-8")),
     }
+}
+
+/// The config's build id, copied: at most `JITARENA_MAX_BUILD_ID` bytes of UTF-8.
+///
+/// # Safety
+/// `s` is NULL or a NUL-terminated string.
+unsafe fn build_arg(s: *const c_char) -> Result<Option<String>, Error> {
+    if s.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-null, so NUL-terminated per the contract.
+    let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
+    let most = crate::sys::JITARENA_MAX_BUILD_ID as usize;
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(Error::new(ErrorCode::Config, "build_id is not UTF-8"));
+    };
+    if bytes.len() > most {
+        let m = message!("build_id is ", bytes.len(), " bytes, at most ", most);
+        return Err(Error::new(ErrorCode::Config, m));
+    }
+    crate::fallible::string(text)
+        .map(Some)
+        .ok_or_else(|| out_of_memory("no memory for the build id"))
 }
 
 /// A name argument of a reader, if it is one: a name that is not UTF-8 names no kind.

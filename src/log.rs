@@ -30,6 +30,13 @@ const FRAME_METHOD: u8 = 3;
 /// by `jitarena merge`), its text that log's warning. A reader warns of it as of a log cut
 /// short, so that a gate over the merged log sees what a gate over the shards would have.
 const FRAME_CUT_NOTE: u8 = 4;
+/// Frame type: the build id of the JIT whose records follow (`jitarena_config.build_id`),
+/// written before the first record of a build the file has not named since the last such
+/// frame; a merged log names the builds of its inputs. Readers before it skip it, as any
+/// frame type they do not know.
+const FRAME_BUILD: u8 = 5;
+/// The build ids a reader keeps, at most (a log names one, a merged log a few).
+const BUILDS_KEPT: usize = 64;
 /// The notes of logs cut short a reader keeps as warnings, at most; it says how many more
 /// there were.
 const CUT_NOTES_KEPT: usize = 100;
@@ -453,6 +460,10 @@ pub struct LogWriter<W: Write> {
     prev: record::Prev,
     /// Buffers reused from record to record.
     scratch: record::Scratch,
+    /// The build id of the last [`FRAME_BUILD`] written, if any.
+    build: Vec<u8>,
+    /// Whether a build frame was written (`build` then holds its id).
+    build_written: bool,
 }
 
 impl<W: Write> LogWriter<W> {
@@ -462,7 +473,28 @@ impl<W: Write> LogWriter<W> {
             records: RecordWriter::new(out, Content::Log)?,
             prev: record::Prev::default(),
             scratch: record::Scratch::default(),
+            build: Vec::new(),
+            build_written: false,
         })
+    }
+
+    /// Names the build of the JIT whose records follow: writes a build frame unless the last
+    /// one written named `build` already. Allocates nothing that cannot fail: out of memory, it
+    /// fails with [`io::ErrorKind::OutOfMemory`], writing nothing.
+    pub fn note_build(&mut self, build: &str) -> io::Result<()> {
+        if self.build_written && self.build == build.as_bytes() {
+            return Ok(());
+        }
+        self.build.clear();
+        self.build
+            .try_reserve_exact(build.len())
+            .map_err(format::no_memory)?;
+        let _ = crate::fallible::extend_within(&mut self.build, build.as_bytes()); // within the room
+        self.build_written = false;
+        self.records
+            .write_plain(FRAME_BUILD, |p| format::put_str(p, build))?;
+        self.build_written = true;
+        Ok(())
     }
 
     /// Appends one method's record. Fails with [`io::ErrorKind::InvalidInput`], writing
@@ -773,6 +805,13 @@ pub struct ReaderDictionary {
     tiers: Vec<Arc<str>>,
 }
 
+impl ReaderDictionary {
+    /// The schemas (kind and phase lists) the log named, in order.
+    pub fn schemas(&self) -> &[Shared<Schema>] {
+        &self.schemas
+    }
+}
+
 /// Reads a stats log record by record.
 pub struct LogReader {
     frames: FrameReader,
@@ -789,6 +828,8 @@ pub struct LogReader {
     /// Version 2: the current record's name as handed out, when `prev.name` is longer than
     /// [`NAME_SHOWN_MAX`] (see [`LogReader::name`]).
     long_name: String,
+    /// The build ids named so far ([`FRAME_BUILD`]).
+    builds: Vec<String>,
 }
 
 impl LogReader {
@@ -802,6 +843,7 @@ impl LogReader {
             scratch: Cell::new(Vec::new()),
             cut_notes: 0,
             long_name: String::new(),
+            builds: Vec::new(),
         })
     }
 
@@ -883,6 +925,12 @@ impl LogReader {
         &self.frames.warnings
     }
 
+    /// The build ids the log named so far (`jitarena_config.build_id`), in the order first
+    /// named, each once; at most 64.
+    pub fn builds(&self) -> &[String] {
+        &self.builds
+    }
+
     /// The reader's work so far, in bytes read or examined (see
     /// [`FrameReader::bytes_scanned`]).
     pub fn bytes_scanned(&self) -> u64 {
@@ -915,6 +963,10 @@ impl LogReader {
             if frame.kind == FRAME_CUT_NOTE {
                 let warning = self.cut_note_warning()?;
                 self.frames.warnings.extend(warning);
+                continue;
+            }
+            if frame.kind == FRAME_BUILD {
+                self.take_build()?;
                 continue;
             }
             if self.dict.take(frame, &self.frames)? || frame.kind != FRAME_METHOD {
@@ -954,6 +1006,30 @@ impl LogReader {
 
     /// The warning of the current frame, a note of a log cut short: `None` past the notes
     /// kept, but the first past them says how many there are.
+    /// Takes the build id of the current frame, a build frame, into [`LogReader::builds`]: at
+    /// most [`NAME_SHOWN_MAX`] bytes of it (cut at a character).
+    fn take_build(&mut self) -> Result<(), Error> {
+        let frame = self.frames.frame();
+        let mut p = Payload::new(&frame.payload);
+        let build = p
+            .str()
+            .and_then(|b| match p.is_done() {
+                true => Ok(b),
+                false => Err(Malformed("it has bytes after its last field")),
+            })
+            .map_err(|e| self.frames.corrupt(frame.offset, e.0))?;
+        if self.builds.len() < BUILDS_KEPT && !self.builds.iter().any(|b| b == build) {
+            let mut kept = build.to_string();
+            if build.len() > NAME_SHOWN_MAX {
+                cut_name(build, NAME_SHOWN_MAX, &mut kept);
+            }
+            if !self.builds.contains(&kept) {
+                self.builds.push(kept);
+            }
+        }
+        Ok(())
+    }
+
     fn cut_note_warning(&mut self) -> Result<Option<String>, Error> {
         let frame = self.frames.frame();
         let mut p = Payload::new(&frame.payload);

@@ -425,7 +425,7 @@ fn method_done_with(
         true => fold(arena, counts),
         false => Ok(()),
     };
-    let logged = append_log(&arena.schema, method, counts);
+    let logged = append_log(&arena.schema, arena.build.as_deref(), method, counts);
     let traced = match arena.trace.as_mut() {
         Some(events) => append_trace(&arena.schema, method, events, arena.trace_short),
         None => Ok(()),
@@ -476,6 +476,7 @@ fn fold(arena: &RawArena, counts: &MethodCounts) -> Result<(), Error> {
 
 fn append_log(
     schema: &Shared<Schema>,
+    build: Option<&str>,
     m: MethodRef<'_>,
     counts: &MethodCounts,
 ) -> Result<(), Error> {
@@ -531,7 +532,12 @@ fn append_log(
         sink,
         "stats log",
         LogWriter::torn,
-        |w| w.write_counts(schema, m.name, m.context, m.tier, counts),
+        |w| {
+            if let Some(build) = build {
+                w.note_build(build)?;
+            }
+            w.write_counts(schema, m.name, m.context, m.tier, counts)
+        },
         LogWriter::refusal,
         |w| w.remove_torn(truncate_file),
     )

@@ -10,6 +10,7 @@ pub const JITARENA_KIND_SLOTS: u32 = 256;
 pub const JITARENA_INVALID_KIND: u32 = 4294967295;
 pub const JITARENA_MAX_PHASES: u32 = 1024;
 pub const JITARENA_NO_PHASE: u32 = 4294967295;
+pub const JITARENA_MAX_BUILD_ID: u32 = 256;
 pub const JITARENA_DEFAULT_PAGE_SIZE: u32 = 65536;
 pub const JITARENA_MIN_PAGE_SIZE: u32 = 4096;
 pub const JITARENA_MAX_PAGE_SIZE: u32 = 1073741824;
@@ -73,11 +74,15 @@ pub struct jitarena_config {
     pub reserved: u32,
     #[doc = " Non-zero: record the bytes per (phase, kind), read with jitarena_phase_kind_bytes() and\n  written into each method's record. Computed at phase switches (and at reads and\n  jitarena_method_done()) from the kind counters, so the allocation path costs the same\n  either way. 0 (the default, and what a config from an older header gets): off."]
     pub kinds_by_phase: u32,
+    #[doc = " Unused; 0. Keeps build_id past the end of a config from an older header on every target\n  (on 32-bit ARM the old struct's tail padding would otherwise hold it)."]
+    pub reserved2: u32,
+    #[doc = " Which build of the JIT this is (its commit, say: \"a1b2c3d\"), written into the stats log\n  before the first record of this build, so that a memory diff can show which builds it\n  compared and notice shards of different builds on one side. NULL (the default): none.\n  UTF-8, at most JITARENA_MAX_BUILD_ID bytes. Copied at create."]
+    pub build_id: *const ::core::ffi::c_char,
 }
 #[cfg(target_pointer_width = "64")]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of jitarena_config"][::core::mem::size_of::<jitarena_config>() - 80usize];
+    ["Size of jitarena_config"][::core::mem::size_of::<jitarena_config>() - 96usize];
     ["Alignment of jitarena_config"][::core::mem::align_of::<jitarena_config>() - 8usize];
     ["Offset of field: jitarena_config::struct_size"]
         [::core::mem::offset_of!(jitarena_config, struct_size) - 0usize];
@@ -103,11 +108,15 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_config, reserved) - 72usize];
     ["Offset of field: jitarena_config::kinds_by_phase"]
         [::core::mem::offset_of!(jitarena_config, kinds_by_phase) - 76usize];
+    ["Offset of field: jitarena_config::reserved2"]
+        [::core::mem::offset_of!(jitarena_config, reserved2) - 80usize];
+    ["Offset of field: jitarena_config::build_id"]
+        [::core::mem::offset_of!(jitarena_config, build_id) - 88usize];
 };
 #[cfg(all(target_pointer_width = "32", target_arch = "x86", not(windows)))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of jitarena_config"][::core::mem::size_of::<jitarena_config>() - 52usize];
+    ["Size of jitarena_config"][::core::mem::size_of::<jitarena_config>() - 60usize];
     ["Alignment of jitarena_config"][::core::mem::align_of::<jitarena_config>() - 4usize];
     ["Offset of field: jitarena_config::struct_size"]
         [::core::mem::offset_of!(jitarena_config, struct_size) - 0usize];
@@ -133,11 +142,15 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_config, reserved) - 44usize];
     ["Offset of field: jitarena_config::kinds_by_phase"]
         [::core::mem::offset_of!(jitarena_config, kinds_by_phase) - 48usize];
+    ["Offset of field: jitarena_config::reserved2"]
+        [::core::mem::offset_of!(jitarena_config, reserved2) - 52usize];
+    ["Offset of field: jitarena_config::build_id"]
+        [::core::mem::offset_of!(jitarena_config, build_id) - 56usize];
 };
 #[cfg(all(target_pointer_width = "32", any(not(target_arch = "x86"), windows)))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of jitarena_config"][::core::mem::size_of::<jitarena_config>() - 56usize];
+    ["Size of jitarena_config"][::core::mem::size_of::<jitarena_config>() - 64usize];
     ["Alignment of jitarena_config"][::core::mem::align_of::<jitarena_config>() - 8usize];
     ["Offset of field: jitarena_config::struct_size"]
         [::core::mem::offset_of!(jitarena_config, struct_size) - 0usize];
@@ -163,6 +176,10 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_config, reserved) - 44usize];
     ["Offset of field: jitarena_config::kinds_by_phase"]
         [::core::mem::offset_of!(jitarena_config, kinds_by_phase) - 48usize];
+    ["Offset of field: jitarena_config::reserved2"]
+        [::core::mem::offset_of!(jitarena_config, reserved2) - 52usize];
+    ["Offset of field: jitarena_config::build_id"]
+        [::core::mem::offset_of!(jitarena_config, build_id) - 56usize];
 };
 #[doc = " An arena. Opaque but for its first member, the public head that the inline fast path uses."]
 #[repr(C)]

@@ -63,6 +63,7 @@ pub struct Config {
     page_size: usize,
     limit_bytes: u64,
     kinds_by_phase: bool,
+    build_id: Option<String>,
 }
 
 impl Config {
@@ -74,6 +75,7 @@ impl Config {
             page_size: JITARENA_DEFAULT_PAGE_SIZE as usize,
             limit_bytes: 0,
             kinds_by_phase: false,
+            build_id: None,
         }
     }
 
@@ -102,9 +104,21 @@ impl Config {
         self
     }
 
+    /// Names the JIT's build (its commit, say), written into the stats log with its records,
+    /// as the C config's `build_id` does (at most `JITARENA_MAX_BUILD_ID` bytes).
+    pub fn build_id(mut self, build: &str) -> Config {
+        self.build_id = Some(build.to_string());
+        self
+    }
+
     pub(crate) fn setup(&self, pager: Pager) -> Result<ArenaSetup, Error> {
         let schema = Schema::new(self.kinds.clone(), self.phases.clone())?.interned()?;
         check_page_size(self.page_size)?;
+        let most = crate::sys::JITARENA_MAX_BUILD_ID as usize;
+        if let Some(build) = self.build_id.as_ref().filter(|b| b.len() > most) {
+            let m = message!("build_id is ", build.len(), " bytes, at most ", most);
+            return Err(Error::new(ErrorCode::Config, m));
+        }
         Ok(ArenaSetup {
             schema,
             page_size: self.page_size,
@@ -112,6 +126,7 @@ impl Config {
             pager,
             trace: false,
             kinds_by_phase: self.kinds_by_phase,
+            build: self.build_id.clone(),
         })
     }
 }
@@ -194,6 +209,7 @@ impl Arena {
             pager: Pager::Builtin,
             trace: false,
             kinds_by_phase,
+            build: None,
         })?;
         Ok(Arena {
             raw: NonNull::from(Box::leak(raw)),

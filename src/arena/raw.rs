@@ -65,6 +65,8 @@ pub(crate) struct ArenaSetup {
     pub trace: bool,
     /// Record bytes per (phase, kind).
     pub kinds_by_phase: bool,
+    /// The JIT's build id, written into the stats log with its records.
+    pub build: Option<String>,
 }
 
 struct Page {
@@ -80,6 +82,8 @@ pub(crate) struct RawArena {
     /// The 64-bit per-kind totals that `head.kind_packed` is drained into.
     pub(crate) kinds: KindTotals,
     pub(crate) schema: Shared<Schema>,
+    /// The JIT's build id, from the config.
+    pub(crate) build: Option<String>,
     page_size: usize,
     /// Requests above this get a page of their own, so a large request never abandons the
     /// rest of the current page.
@@ -167,6 +171,7 @@ impl RawArena {
             by_phase,
             trace: setup.trace.then(Vec::new),
             trace_short: false,
+            build: setup.build,
             listed: false,
             method_counts: MethodCounts::default(),
         })

@@ -443,6 +443,7 @@ fn records_one_thread(
     let (mut n, mut copied) = (0, 0);
     let mut output = OutputSchema::new(schema);
     let mut seen = SeenContexts::default();
+    let mut builds = Builds::default();
     let open = LogReader::open;
     let mut warnings = each_log(paths, progress, PASS_2, open, |path, reader, read| {
         output.next_file();
@@ -475,10 +476,14 @@ fn records_one_thread(
             n += 1;
             read.one();
         }
+        builds.take(reader);
         Ok(())
     })?;
     for note in &warnings {
         writer.write_cut_note(note).map_err(io)?;
+    }
+    for build in &builds.0 {
+        writer.note_build(build).map_err(io)?;
     }
     writer
         .finish()
@@ -551,6 +556,22 @@ impl SeenContexts {
                 if self.repeats as usize > examples.len() { ", ..." } else { "" }
             )
         })
+    }
+}
+
+/// The build ids of a merge's inputs, each once, in the order first named: the merged log
+/// names them all.
+#[derive(Default)]
+pub(crate) struct Builds(pub(crate) Vec<String>);
+
+impl Builds {
+    /// Takes the build ids `reader` met.
+    pub(crate) fn take(&mut self, reader: &LogReader) {
+        for b in reader.builds() {
+            if !self.0.contains(b) {
+                self.0.push(b.clone());
+            }
+        }
     }
 }
 

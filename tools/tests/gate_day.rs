@@ -6,6 +6,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::{cli, counts, s, schema, tmp, written};
+use jitarena::log::LogWriter;
 
 /// Methods per log.
 const METHODS: usize = 50;
@@ -222,13 +223,10 @@ fn the_summary_opens_with_the_verdict_and_its_reason() {
     assert_eq!(code, 1);
     assert_eq!(head[0], "## jitarena memdiff: ❌ FAIL (exit 1)");
     assert!(
-        head[2].starts_with("**FAIL**: kind LSRA grew \\+50\\.00\\%"),
+        head[2].starts_with("**FAIL**: kind LSRA grew +50.00%"),
         "{head:?}"
     );
-    assert!(
-        head[2].contains("above \\-\\-kind\\-fail\\-above 25\\%"),
-        "{head:?}"
-    );
+    assert!(head[2].contains("above --kind-fail-above 25%"), "{head:?}");
 
     // The diff JIT stopped after 40 methods of 50.
     let fewer = log_n(
@@ -244,7 +242,7 @@ fn the_summary_opens_with_the_verdict_and_its_reason() {
     assert_eq!(code, 1);
     assert_eq!(head[0], "## jitarena memdiff: ❌ INCOMPLETE (exit 1)");
     assert!(
-        head[2].starts_with("**INCOMPLETE**: the diff misses 10 of the base\\'s 50 methods"),
+        head[2].starts_with("**INCOMPLETE**: the diff misses 10 of the base's 50 methods"),
         "{head:?}"
     );
 
@@ -253,8 +251,123 @@ fn the_summary_opens_with_the_verdict_and_its_reason() {
     assert_eq!(code, 0);
     assert_eq!(head[0], "## jitarena memdiff: ✅ PASS (exit 0)");
     assert!(
-        head[2].starts_with("**PASS**: no regression\\: total 0\\.00\\%")
-            || head[2].starts_with("**PASS**: no regression\\: total \\+0\\.00\\%"),
+        head[2].starts_with("**PASS**: no regression: total +0.00% (limit +25%)"),
         "{head:?}"
     );
+}
+
+/// A log of the base's methods `range`, its records after a build frame naming `build`.
+fn built_log(name: &str, build: Option<&str>, range: std::ops::Range<usize>) -> PathBuf {
+    let sch = schema(&["ASTNode", "LSRA"], &["Main"]);
+    let path = tmp(name);
+    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    if let Some(build) = build {
+        w.note_build(build).unwrap();
+        w.note_build(build).unwrap(); // named once
+    }
+    for i in range {
+        let n = 1 + i as u64;
+        let c = counts(
+            vec![(0, 5_000 * n, 10), (1, 2_000 * n, 4)],
+            vec![(0, 7_000 * n)],
+        );
+        w.write(
+            &sch,
+            Some(&format!("M{i}()")),
+            i as i64,
+            Some("FullOpts"),
+            &c,
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+    path
+}
+
+#[test]
+fn build_ids_are_shown_and_mixed_builds_on_one_side_are_warned_of() {
+    let dir = tmp("builds");
+    let _ = std::fs::remove_dir_all(&dir);
+    for side in ["base", "diff"] {
+        std::fs::create_dir_all(dir.join(side)).unwrap();
+    }
+    let place = |from: PathBuf, side: &str, name: &str| {
+        std::fs::rename(from, dir.join(side).join(name)).unwrap();
+    };
+    place(
+        built_log("b0.jas", Some("a1b2c3d"), 0..20),
+        "base",
+        "s0.jas",
+    );
+    place(
+        built_log("b1.jas", Some("a1b2c3d"), 20..40),
+        "base",
+        "s1.jas",
+    );
+    place(
+        built_log("d0.jas", Some("e4f5a6b"), 0..20),
+        "diff",
+        "s0.jas",
+    );
+    place(
+        built_log("d1.jas", Some("0ddba11"), 20..40),
+        "diff",
+        "s1.jas",
+    );
+    let (md, json) = (dir.join("b.md"), dir.join("b.json"));
+    let (base, diff) = (dir.join("base"), dir.join("diff"));
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base",
+        s(&base),
+        "--diff",
+        s(&diff),
+        "--md",
+        s(&md),
+        "--json",
+        s(&json),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("the diff's logs come from 2 JIT builds (e4f5a6b in ")
+            && err.contains("0ddba11 in "),
+        "{err}"
+    );
+    assert!(
+        out.contains("Builds: base a1b2c3d; diff e4f5a6b, 0ddba11"),
+        "{out}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("Builds: base a1b2c3d; diff e4f5a6b, 0ddba11"),
+        "{md}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let builds = &doc["collections"][0]["diff"]["builds"];
+    assert_eq!(builds["base"], serde_json::json!(["a1b2c3d"]));
+    assert_eq!(builds["diff"], serde_json::json!(["e4f5a6b", "0ddba11"]));
+
+    // A merged side names its inputs' builds.
+    let merged = dir.join("merged.jas");
+    let (code, _, err) = cli(&["merge", "-o", s(&merged), s(&diff)]);
+    assert_eq!(code, 0, "{err}");
+    let mut reader = jitarena::log::LogReader::open(&merged).unwrap();
+    while reader.next_raw().unwrap() {}
+    assert_eq!(reader.builds(), ["e4f5a6b", "0ddba11"]);
+
+    // One build on both sides, and a shard that names none.
+    let same = built_log("same.jas", Some("a1b2c3d"), 0..40);
+    let (_, _, err) = cli(&["memdiff", s(&base), s(&same), "-q"]);
+    assert!(
+        err.contains("the base and the diff name the same build (a1b2c3d)"),
+        "{err}"
+    );
+    std::fs::rename(
+        built_log("none.jas", None, 40..50),
+        dir.join("base").join("s2.jas"),
+    )
+    .unwrap();
+    let (_, _, err) = cli(&["memdiff", "--base", s(&base), "--diff", s(&diff), "-q"]);
+    assert!(err.contains("1 of the base's logs name no build"), "{err}");
 }

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
-use super::repeats;
 use super::side::{relay, FileMarks, Keys, Side, MARK_EVERY};
 use super::tally::{finish, method_delta, rank, strip_ignored, FastMap, Tally};
+use super::{identity, repeats};
 use super::{keep_largest, tier_group, DiffOptions, MemDiff};
 use crate::progress::Progress;
 use crate::report::stats::expand_inputs;
@@ -337,6 +337,21 @@ pub fn diff_logs(
     t.coverage.diff_files = diff_files.len();
     let mut warnings = base_side.warnings;
     warnings.extend(diff_side.warnings);
+    let builds = (
+        identity::builds_of(&base_side.builds),
+        identity::builds_of(&diff_side.builds),
+    );
+    warnings.extend(identity::side_warnings(
+        "base",
+        &base_side.builds,
+        &base_marks,
+    ));
+    warnings.extend(identity::side_warnings(
+        "diff",
+        &diff_side.builds,
+        &diff_marks,
+    ));
+    warnings.extend(identity::same_build_warning(&builds.0, &builds.1));
     t.coverage.truncated = base_side.cut;
     t.coverage.truncated.extend(diff_side.cut);
     let hits = |side: &[bool]| side.iter().filter(|&&hit| hit).count() as u64;
@@ -542,6 +557,7 @@ pub fn diff_logs(
     });
     let mut out = finish(t, options, matched_methods, lists, &top.all, warnings);
     out.unknown_ignored = unknown_ignored;
+    (out.builds_base, out.builds_diff) = builds;
     Ok(out)
 }
 

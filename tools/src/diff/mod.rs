@@ -9,6 +9,7 @@ mod csv;
 mod gate;
 mod logs;
 pub(crate) use logs::regular_file;
+mod identity;
 mod repeats;
 mod side;
 mod tally;
@@ -379,6 +380,10 @@ pub struct MemDiff {
     pub has_kinds: bool,
     /// Kinds left out of the totals.
     pub ignored_kinds: Vec<String>,
+    /// The build ids the base's logs name (`jitarena_config.build_id`), each once.
+    pub builds_base: Vec<String>,
+    /// The build ids the diff's logs name.
+    pub builds_diff: Vec<String>,
     /// The `--ignore-kind` names that no log of this collection names (matched without
     /// case): every name, for a CSV, which has no kinds.
     pub unknown_ignored: Vec<String>,

@@ -132,6 +132,8 @@ pub(crate) struct Side {
     pub cut: Vec<String>,
     /// Where to read each file again from.
     pub files: Vec<FileMarks>,
+    /// Each file's build ids (as it names them), by file.
+    pub builds: Vec<(String, Vec<String>)>,
     /// While reading: the per-kind sums, the invalid-kind bucket first (moved to `sums` at
     /// the end).
     kind_cells: Vec<u64>,
@@ -263,6 +265,8 @@ impl Side {
             if !reader.warnings().is_empty() {
                 side.cut.push(path.display().to_string());
             }
+            side.builds
+                .push((path.display().to_string(), reader.builds().to_vec()));
             side.files.push(FileMarks {
                 path: path.clone(),
                 first,

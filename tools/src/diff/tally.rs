@@ -536,6 +536,8 @@ pub(crate) fn finish(
         has_kinds: true,
         ignored_kinds: options.ignore_kinds.clone(),
         unknown_ignored: Vec::new(),
+        builds_base: Vec::new(),
+        builds_diff: Vec::new(),
         distribution,
         top_growth,
         top_shrinkage,

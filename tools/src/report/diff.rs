@@ -743,6 +743,7 @@ pub fn json_value(d: &MemDiff) -> Value {
             "duplicates_base": c.duplicates_base,
             "duplicates_diff": c.duplicates_diff,
         },
+        "builds": {"base": d.builds_base, "diff": d.builds_diff},
         "ignored_kinds": d.ignored_kinds,
         "has_kinds": d.has_kinds,
         "groups": groups,

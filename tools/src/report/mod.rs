@@ -12,19 +12,45 @@ pub use crate::text::{pct, shown, signed_thousands, thousands, visible, NAME_SHO
 
 /// Text as markdown that renders as exactly those characters and nothing else: no element,
 /// link, image, emphasis, code span, math, entity, autolink or table cell break can come from
-/// it. [`visible`] first, then every ASCII punctuation character escaped with a backslash
-/// (CommonMark lets any of them be). GitHub also finds mentions (`@team`) and issue references
-/// (`#123`) in the rendered text, after escapes are undone: a zero-width space
-/// ([`MD_BREAK`]) after every `@` and `#` keeps a name from pinging anyone or linking anything.
+/// it. [`visible`] first, then a backslash before each character that could start markup
+/// inside a line, and only there, so that the raw markdown (read in CI logs) stays readable:
+/// `benchmarks.run` and `System.Int32:Parse(string)` are left as they are.
+///
+/// - always: `` \ ` * [ ] < & | ~ $ `` (escapes, code, emphasis, links and images, HTML and
+///   autolinks, entities, table cells, strikethrough, math);
+/// - `_` where it could open or close emphasis: next to anything but a letter or digit on
+///   either side (`LSRA_Interval` keeps its underscore bare).
+///
+/// Names are never written at the start of a line, where `#`, `>`, `-`, `+` and digits
+/// would matter. GitHub also finds mentions (`@team`), issue references (`#123`) and bare
+/// links (`https://x`, `www.x`) in the rendered text, after escapes are undone: a zero-width
+/// space ([`MD_BREAK`]) after every `@` and `#`, after `:` before `//`, and after `www` before
+/// `.`, keeps a name from pinging anyone or linking anything.
 pub fn md_text(text: &str) -> String {
     let text = visible(text);
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_ascii_punctuation() {
+    let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric());
+    for (i, &c) in chars.iter().enumerate() {
+        let (before, after) = (
+            i.checked_sub(1).and_then(|b| chars.get(b)),
+            chars.get(i + 1),
+        );
+        let escape = match c {
+            '\\' | '`' | '*' | '[' | ']' | '<' | '&' | '|' | '~' | '$' => true,
+            '_' => !(word(before) && word(after)),
+            _ => false,
+        };
+        if escape {
             out.push('\\');
         }
         out.push(c);
-        if c == '@' || c == '#' {
+        let link = (c == ':' && chars.get(i + 1..i + 3) == Some(&['/', '/']))
+            || (c.eq_ignore_ascii_case(&'w')
+                && after == Some(&'.')
+                && i >= 2
+                && chars[i - 2..i].iter().all(|w| w.eq_ignore_ascii_case(&'w')));
+        if c == '@' || c == '#' || link {
             out.push(MD_BREAK);
         }
     }

@@ -55,6 +55,33 @@ fn missed_line(r: &Report) -> String {
     )
 }
 
+/// The build ids each side's logs name, over every collection, when any names one.
+fn builds_line(r: &Report) -> Option<String> {
+    let mut sides: [Vec<&str>; 2] = [Vec::new(), Vec::new()];
+    for c in &r.collections {
+        for (side, builds) in sides
+            .iter_mut()
+            .zip([&c.diff.builds_base, &c.diff.builds_diff])
+        {
+            for b in builds {
+                if !side.contains(&b.as_str()) {
+                    side.push(b);
+                }
+            }
+        }
+    }
+    let said = |s: &[&str]| match s {
+        [] => "none named".to_string(),
+        _ => s
+            .iter()
+            .map(|b| shown(b).into_owned())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    (!sides[0].is_empty() || !sides[1].is_empty())
+        .then(|| format!("Builds: base {}; diff {}", said(&sides[0]), said(&sides[1])))
+}
+
 /// SuperPMI's "Failing compiles" per side, as its `superpmi.py` counts them (a compile that
 /// failed on both sides counts on both), when any compile failed.
 fn failing_line(r: &Report) -> Option<String> {
@@ -143,6 +170,10 @@ pub fn render_markdown(r: &Report) -> String {
     let _ = writeln!(o, "## jitarena memdiff: {icon} {}", verdict_words(r));
     let _ = writeln!(o);
     verdict_md(&mut o, r);
+    if let Some(line) = builds_line(r) {
+        let _ = writeln!(o, "{}", md_text(&line));
+        let _ = writeln!(o);
+    }
     let _ = writeln!(o, "{}", contexts_line(r));
     let _ = writeln!(o);
     let _ = writeln!(o, "{}", missed_line(r));
@@ -540,7 +571,12 @@ pub fn render_long_markdown(r: &Report) -> String {
 pub fn render_text(r: &Report) -> String {
     let mut o = String::new();
     match (r.collections.as_slice(), r.one_sided.is_empty()) {
-        ([only], true) => o.push_str(&render_text_body(&only.diff)),
+        ([only], true) => {
+            o.push_str(&render_text_body(&only.diff));
+            if let Some(line) = builds_line(r) {
+                let _ = writeln!(o, "{}", visible(&line));
+            }
+        }
         _ => collections_text(&mut o, r),
     }
     let missing = r.missing_across(10);
@@ -587,6 +623,9 @@ fn collections_text(o: &mut String, r: &Report) {
     let _ = writeln!(o, "{}", missed_line(r));
     if !r.one_sided.is_empty() {
         let _ = writeln!(o, "NOT COMPARED collections: {}", r.one_sided.len());
+    }
+    if let Some(line) = builds_line(r) {
+        let _ = writeln!(o, "{}", visible(&line));
     }
     let _ = writeln!(o);
     let w = r
