@@ -431,8 +431,9 @@ uint32_t jitarena_phase_count_configured(const jitarena* arena);
  */
 int jitarena_method_done(jitarena* arena, const jitarena_method* method);
 
-/** Opens (creates or truncates) the stats log at `path` for this copy of the library: a JIT
- *  that links its own copy names its own log. In `path`, "%p" becomes the process id and "%m"
+/** Opens (creates or truncates) the stats log at `path` (UTF-8; a path that is not is refused
+ *  with JITARENA_E_CONFIG rather than taken for another file) for this copy of the library: a
+ *  JIT that links its own copy names its own log. In `path`, "%p" becomes the process id and "%m"
  *  the file name, up to its first dot, of the module (shared library, DLL or executable) that
  *  holds this copy ("libclrjit" for .../libclrjit.so), so that two JITs loaded side by side
  *  name two files from one pattern. The file is held by its one writer (an advisory flock()

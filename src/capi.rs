@@ -595,8 +595,19 @@ unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> R
 /// # Safety
 /// `path` is NULL or a NUL-terminated string.
 unsafe fn path_arg<'a>(path: *const c_char) -> Result<Cow<'a, str>, Error> {
-    // SAFETY: per the contract.
-    unsafe { opt_str(path) }?.ok_or_else(|| Error::new(ErrorCode::Null, "the path is NULL"))
+    if path.is_null() {
+        return Err(Error::new(ErrorCode::Null, "the path is NULL"));
+    }
+    // SAFETY: non-null, so NUL-terminated per the contract.
+    let bytes = unsafe { CStr::from_ptr(path) }.to_bytes();
+    // Not decoded with replacements, as names are: a path so altered would name another file.
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(Cow::Borrowed(text)),
+        Err(_) => Err(Error::new(
+            ErrorCode::Config,
+            "the path is not UTF-8: jitarena takes paths in UTF-8 (on Windows, convert a path in the ANSI code page first)",
+        )),
+    }
 }
 
 /// Opens the stats log.

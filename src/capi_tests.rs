@@ -293,3 +293,23 @@ fn aggregate_toggled_between_methods_on_several_threads() {
     assert_eq!(jitarena_aggregate_total_bytes(), 16 * methods);
     jitarena_aggregate_reset();
 }
+
+#[test]
+fn a_path_that_is_not_utf8_is_refused_rather_than_taken_for_another() {
+    let _serial = serial();
+    // "café.jas" in Windows-1252, as a JIT passing an ANSI path would give it.
+    let path = c"caf\xE9-%p.jas";
+    // SAFETY: a NUL-terminated string.
+    let rc = unsafe { jitarena_log_open(path.as_ptr()) };
+    assert_eq!(rc, crate::sys::JITARENA_E_CONFIG as c_int);
+    // SAFETY: the message is a NUL-terminated string of this thread's.
+    let message = unsafe { CStr::from_ptr(jitarena_last_error_message()) };
+    assert!(
+        message.to_string_lossy().contains("not UTF-8"),
+        "{message:?}"
+    );
+    assert!(
+        !std::path::Path::new(&format!("caf\u{FFFD}-{}.jas", std::process::id())).exists(),
+        "no file of another name is made"
+    );
+}

@@ -101,6 +101,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The locks of the process-wide state of this module, held across a `fork` so that the
 /// child gets them unlocked and their state whole.
+// Only the fork handlers (Unix) take these.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) struct Held {
     _aggregate: MutexGuard<'static, Vec<Aggregate>>,
     _log: MutexGuard<'static, Output<LogWriter<OutFile>>>,
@@ -108,6 +110,7 @@ pub(crate) struct Held {
 }
 
 /// Takes every lock of this module, in one order.
+#[cfg_attr(not(unix), allow(dead_code))] // the fork handlers' (Unix)
 pub(crate) fn lock_all() -> Held {
     Held {
         _aggregate: lock(&AGGREGATE),
@@ -118,6 +121,7 @@ pub(crate) fn lock_all() -> Held {
 
 /// In a forked child (from the fork handler, so only atomic stores): arenas created from now
 /// on do not record, since the trace belongs to the parent.
+#[cfg_attr(not(unix), allow(dead_code))] // the fork handlers' (Unix)
 pub(crate) fn forget_recording_in_child() {
     RECORDING.store(false, Ordering::Release);
 }
@@ -171,8 +175,8 @@ fn create(path: &Path) -> Result<OutFile, Error> {
                 ": another writer has this file open (another copy of jitarena in this process, \
                  as when a replay tool loads two JITs, or another process); two writers would \
                  overwrite each other's records. Give each its own name: %m (the module that \
-                 holds this copy of jitarena), %p (the process id), or each JIT's own \
-                 jitarena_log_open"
+                 holds this copy of jitarena), %p (the process id), or, for two JITs of one \
+                 file name, each JIT's own jitarena_log_open from its own JIT config"
             ),
         ),
         _ => io_error(path, "create", &e),

@@ -113,6 +113,7 @@ fn lock(shard: &'static Mutex<Set>) -> MutexGuard<'static, Set> {
 /// Every shard, locked in index order (as every other path takes one at most): what the fork
 /// handlers hold across a `fork`, so that the child never inherits a shard that a thread
 /// which does not exist in it held.
+#[cfg_attr(not(unix), allow(dead_code))] // the fork handlers' (Unix)
 pub(crate) fn lock_all() -> [MutexGuard<'static, Set>; SHARDS] {
     LIVE.each_ref().map(lock)
 }
