@@ -64,6 +64,17 @@ enum Command {
     Gen(GenArgs),
     /// Compare a baseline JIT's stats logs with a changed JIT's: per kind, phase, tier, method.
     Memdiff(Box<MemdiffArgs>),
+    /// Merge the JSON reports of memdiff runs on several platforms (hosts and targets) into one
+    /// markdown summary, a section per platform; exits with the worst of their exit codes.
+    Summarize {
+        /// A platform and its memdiff JSON report (`memdiff --json`), in the order shown
+        /// (repeatable).
+        #[arg(long, num_args = 2, value_names = ["NAME", "REPORT"], action = clap::ArgAction::Append, required = true)]
+        platform: Vec<String>,
+        /// Write the markdown here instead of to standard output.
+        #[arg(long, value_name = "FILE")]
+        md: Option<PathBuf>,
+    },
     /// The main job on defaults: generate a baseline and a diff workload with a known injected
     /// regression, replay both through the arena, and diff them.
     Demo {
@@ -373,6 +384,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         }
         Command::Gen(args) => gen(args)?,
         Command::Memdiff(args) => return memdiff(*args),
+        Command::Summarize { platform, md } => return summarize(&platform, md.as_deref()),
         Command::Demo { methods, out, seed } => return demo(methods, &out, seed),
         Command::Replay {
             traces,
@@ -629,6 +641,30 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
         write_out(&report::summary::render_text(&result))?;
     }
     Ok(result.outcome.status.exit_code())
+}
+
+/// `jitarena summarize`: one summary over the platforms' memdiff reports.
+fn summarize(platforms: &[String], md: Option<&Path>) -> Result<u8, Error> {
+    let mut read: Vec<(String, report::platforms::PlatformReport)> = Vec::new();
+    for pair in platforms.chunks(2) {
+        let (name, path) = (&pair[0], Path::new(&pair[1]));
+        if name.is_empty() {
+            return Err(usage("--platform needs a name: \"\" shows as nothing"));
+        }
+        if read.iter().any(|(n, _)| n == name) {
+            return Err(usage(format!("--platform {name:?} is named twice")));
+        }
+        if let Some(md) = md {
+            check_not_input(md, &[path.to_path_buf()])?;
+        }
+        read.push((name.clone(), report::platforms::read_report(path)?));
+    }
+    let text = report::platforms::render_platforms_markdown(&read);
+    match md {
+        Some(path) => write_file(path, &text)?,
+        None => write_out(&text)?,
+    }
+    Ok(report::platforms::worst_exit(&read))
 }
 
 /// memdiff over CSV files, each one collection.

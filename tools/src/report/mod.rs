@@ -3,6 +3,7 @@
 
 pub mod diff;
 pub mod html;
+pub mod platforms;
 mod sort;
 pub mod stats;
 pub mod summary;

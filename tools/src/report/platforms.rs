@@ -1,0 +1,278 @@
+//! One summary over every platform: the JSON reports of several memdiff runs (one per host and
+//! target: windows x64, windows x86, linux x64, ...) merged into one markdown page, a section
+//! per platform, as the .NET JIT's replay pipeline summarizes its code-size and throughput
+//! diffs. The verdict is the worst of the platforms', and names the platform and collection
+//! that decided it.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::diff::{colored_pdiff, details};
+use super::md_text;
+use crate::text::{shown, thousands};
+use jitarena::error::{Error, ErrorCode};
+
+/// The memdiff JSON schema this reads.
+const SCHEMA: u64 = 3;
+
+/// A tier group's figures: methods, base bytes, diff bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Figures {
+    /// Methods (contexts) compared.
+    pub methods: u64,
+    /// Base bytes.
+    pub base: u64,
+    /// Diff bytes.
+    pub diff: u64,
+}
+
+/// One collection of a platform's report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionRow {
+    /// Its name.
+    pub name: String,
+    /// `PASS`, `FAIL`, `INCOMPLETE` or `INCOMPLETE, FAIL`.
+    pub status: String,
+    /// All contexts, MinOpts, FullOpts.
+    pub groups: [Figures; 3],
+}
+
+/// What a platform's memdiff JSON report says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlatformReport {
+    /// `PASS`, `FAIL`, `INCOMPLETE` or `INCOMPLETE, FAIL`.
+    pub status: String,
+    /// memdiff's exit code: 0 or 1.
+    pub exit_code: u8,
+    /// Why, in one sentence.
+    pub headline: String,
+    /// Every rule broken, each in a sentence naming its collection.
+    pub failures: Vec<String>,
+    /// The sums over collections: all contexts, MinOpts, FullOpts.
+    pub totals: [Figures; 3],
+    /// The collections compared.
+    pub collections: Vec<CollectionRow>,
+    /// The collections that could not be compared: (name, why).
+    pub not_compared: Vec<(String, String)>,
+}
+
+/// Reads a memdiff JSON report (schema 3).
+pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| jitarena::format::io_error(path, "read", &e))?;
+    let bad = |what: &str| {
+        Error::new(
+            ErrorCode::Io,
+            format!("{}: not a memdiff JSON report ({what})", path.display()),
+        )
+    };
+    let doc: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
+    match doc["schema_version"].as_u64() {
+        Some(SCHEMA) => {}
+        Some(v) => {
+            return Err(bad(&format!(
+                "schema_version {v}; this jitarena reads {SCHEMA}"
+            )))
+        }
+        None => return Err(bad("no schema_version")),
+    }
+    let verdict = &doc["verdict"];
+    let text_of = |v: &Value, what: &str| v.as_str().map(String::from).ok_or_else(|| bad(what));
+    let exit_code = match verdict["exit_code"].as_u64() {
+        Some(c @ 0..=1) => c as u8,
+        _ => return Err(bad("verdict.exit_code is not 0 or 1")),
+    };
+    let failures = verdict["failures"]
+        .as_array()
+        .ok_or_else(|| bad("no verdict.failures"))?
+        .iter()
+        .map(|f| text_of(&f["sentence"], "a failure without a sentence"))
+        .collect::<Result<Vec<String>, Error>>()?;
+    let collections = doc["collections"]
+        .as_array()
+        .ok_or_else(|| bad("no collections"))?
+        .iter()
+        .map(|c| {
+            Ok(CollectionRow {
+                name: text_of(&c["name"], "a collection without a name")?,
+                status: text_of(&c["status"], "a collection without a status")?,
+                groups: groups_of(&c["diff"]["groups"])
+                    .ok_or_else(|| bad("a collection's groups"))?,
+            })
+        })
+        .collect::<Result<Vec<CollectionRow>, Error>>()?;
+    let not_compared = doc["one_sided"]
+        .as_array()
+        .ok_or_else(|| bad("no one_sided"))?
+        .iter()
+        .map(|o| {
+            Ok((
+                text_of(&o["name"], "a name")?,
+                text_of(&o["reason"], "a reason")?,
+            ))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(PlatformReport {
+        status: text_of(&verdict["status"], "no verdict.status")?,
+        exit_code,
+        headline: text_of(&verdict["headline"], "no verdict.headline")?,
+        failures,
+        totals: groups_of(&doc["totals"]).ok_or_else(|| bad("totals"))?,
+        collections,
+        not_compared,
+    })
+}
+
+/// All contexts, MinOpts and FullOpts of a JSON list of groups (a group absent: nothing).
+fn groups_of(groups: &Value) -> Option<[Figures; 3]> {
+    let mut out = [Figures::default(); 3];
+    for g in groups.as_array()? {
+        let at = match g["name"].as_str()? {
+            "Overall" => 0,
+            "MinOpts" => 1,
+            "FullOpts" => 2,
+            _ => continue,
+        };
+        out[at] = Figures {
+            methods: g["methods"].as_u64()?,
+            base: g["base"]["bytes"].as_u64()?,
+            diff: g["diff"]["bytes"].as_u64()?,
+        };
+    }
+    Some(out)
+}
+
+/// The exit code of the platforms together: the worst of theirs.
+pub fn worst_exit(platforms: &[(String, PlatformReport)]) -> u8 {
+    platforms
+        .iter()
+        .map(|(_, p)| p.exit_code)
+        .max()
+        .unwrap_or(0)
+}
+
+fn icon(status: &str) -> &'static str {
+    if status == "PASS" {
+        "✅"
+    } else {
+        "❌"
+    }
+}
+
+/// The summary over every platform, in markdown: the verdict and the platform that decided
+/// it, a table of the platforms, then a section per platform.
+pub fn render_platforms_markdown(platforms: &[(String, PlatformReport)]) -> String {
+    let mut o = String::new();
+    let worst = worst_exit(platforms);
+    let deciding = platforms
+        .iter()
+        .find(|(_, p)| p.exit_code == worst && worst > 0);
+    let status = deciding.map_or("PASS", |(_, p)| p.status.as_str());
+    let _ = writeln!(
+        o,
+        "## jitarena memdiff over {} platform{}: {} {status} (exit {worst})",
+        platforms.len(),
+        if platforms.len() == 1 { "" } else { "s" },
+        icon(status)
+    );
+    let _ = writeln!(o);
+    match deciding {
+        Some((name, p)) => {
+            let _ = writeln!(
+                o,
+                "**{}**: {}: {}",
+                p.status,
+                md_text(&shown(name)),
+                md_text(&p.headline)
+            );
+        }
+        None => {
+            let _ = writeln!(o, "**PASS**: every platform passed");
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "|Platform|Verdict|Contexts|MinOpts|FullOpts|Base bytes|Diff bytes|PDIFF|"
+    );
+    let _ = writeln!(o, "|---|---|--:|--:|--:|--:|--:|--:|");
+    for (name, p) in platforms {
+        let [all, min, full] = p.totals;
+        let _ = writeln!(
+            o,
+            "|{}|{} {}|{}|{}|{}|{}|{}|{}|",
+            md_text(&shown(name)),
+            icon(&p.status),
+            p.status,
+            thousands(all.methods),
+            thousands(min.methods),
+            thousands(full.methods),
+            thousands(all.base),
+            thousands(all.diff),
+            colored_pdiff(all.base, all.diff)
+        );
+    }
+    let _ = writeln!(o);
+    for (name, p) in platforms {
+        platform_section(&mut o, name, p);
+    }
+    o
+}
+
+/// One platform: its verdict and why, its rules broken, and its collections.
+fn platform_section(o: &mut String, name: &str, p: &PlatformReport) {
+    let _ = writeln!(o, "### {}", md_text(&shown(name)));
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{} **{}**: {}",
+        icon(&p.status),
+        p.status,
+        md_text(&p.headline)
+    );
+    let _ = writeln!(o);
+    if p.failures.len() > 1 {
+        for f in &p.failures {
+            let _ = writeln!(o, "- {}", md_text(f));
+        }
+        let _ = writeln!(o);
+    }
+    // The platform's name is in the heading above: what `<summary>` holds is not markdown.
+    details(o, "Collections", |o| {
+        let _ = writeln!(
+            o,
+            "|Collection|Verdict|Contexts|Base bytes|Diff bytes|PDIFF|MinOpts|FullOpts|"
+        );
+        let _ = writeln!(o, "|---|---|--:|--:|--:|--:|--:|--:|");
+        for c in &p.collections {
+            let [all, min, full] = c.groups;
+            let pdiff_of = |f: Figures| match f.methods {
+                0 => String::new(),
+                _ => colored_pdiff(f.base, f.diff),
+            };
+            let _ = writeln!(
+                o,
+                "|{}|{} {}|{}|{}|{}|{}|{}|{}|",
+                md_text(&shown(&c.name)),
+                icon(&c.status),
+                c.status,
+                thousands(all.methods),
+                thousands(all.base),
+                thousands(all.diff),
+                pdiff_of(all),
+                pdiff_of(min),
+                pdiff_of(full)
+            );
+        }
+        for (c, why) in &p.not_compared {
+            let _ = writeln!(
+                o,
+                "|{}|❌ not compared: {}|||||||",
+                md_text(&shown(c)),
+                md_text(why)
+            );
+        }
+    });
+}

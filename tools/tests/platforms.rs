@@ -1,0 +1,127 @@
+//! `jitarena summarize`: the memdiff reports of several platforms in one summary, whose exit
+//! code is the worst of theirs and whose first lines name the platform and collection that
+//! decided it.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{cli, generated, s, tmp};
+use jitarena_tools::report::MD_BREAK;
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+/// A platform's memdiff JSON report over two collections, the second grown by `grow` percent
+/// in LSRA.
+fn platform_report(name: &str, seed: u64, grow: f64) -> PathBuf {
+    let dir = tmp(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    for (c, collection) in ["benchmarks.run", "libraries.pmi"].into_iter().enumerate() {
+        for side in ["base", "diff"] {
+            let scale: Vec<(&str, f64)> = match (side, c) {
+                ("diff", 1) if grow != 0.0 => vec![("LSRA", grow)],
+                _ => vec![],
+            };
+            let log = generated(
+                &format!("{name}-{side}-{c}.jas"),
+                seed + c as u64,
+                60,
+                &scale,
+            );
+            let to = dir.join(side).join(collection);
+            std::fs::create_dir_all(&to).unwrap();
+            std::fs::rename(log, to.join("s0.jas")).unwrap();
+        }
+    }
+    let json = dir.join("memdiff.json");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&dir.join("base")),
+        "--diff-root",
+        s(&dir.join("diff")),
+        "--json",
+        s(&json),
+        "-q",
+    ]);
+    assert!(code == 0 || code == 1, "{out}{err}");
+    json
+}
+
+#[test]
+fn the_worst_platform_decides_and_is_named_first() {
+    let linux = platform_report("linux-x64", 1, 0.0);
+    let x86 = platform_report("windows-x86", 5, 200.0);
+    let hostile = "windows **x64** <b>x</b> [l](http://e.example)";
+    let win = platform_report("windows-x64", 9, 0.0);
+    let md = tmp("platforms.md");
+    let (code, out, err) = cli(&[
+        "summarize",
+        "--platform",
+        "linux x64",
+        s(&linux),
+        "--platform",
+        "windows x86",
+        s(&x86),
+        "--platform",
+        hostile,
+        s(&win),
+        "--md",
+        s(&md),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(
+        lines[0],
+        "## jitarena memdiff over 3 platforms: ❌ FAIL (exit 1)"
+    );
+    assert!(
+        lines[2].starts_with("**FAIL**: windows x86: collection libraries.pmi: kind LSRA grew"),
+        "{md}"
+    );
+    for section in ["### linux x64", "### windows x86"] {
+        assert!(md.contains(&format!("\n{section}\n")), "{section} in\n{md}");
+    }
+    // Rendered: no markup from a name; the hostile platform reads as its name.
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_GFM;
+    let mut cells = Vec::new();
+    let mut cell: Option<String> = None;
+    for event in Parser::new_ext(&md, options) {
+        match &event {
+            Event::Start(Tag::TableCell) => cell = Some(String::new()),
+            Event::End(TagEnd::TableCell) => cells.extend(cell.take()),
+            Event::Text(t) => {
+                if let Some(c) = cell.as_mut() {
+                    c.push_str(&t.replace(MD_BREAK, ""));
+                }
+            }
+            Event::Start(Tag::Link { .. } | Tag::Image { .. } | Tag::Emphasis) => {
+                panic!("markup from a name: {event:?}")
+            }
+            Event::Html(h) | Event::InlineHtml(h) => {
+                assert!(!h.contains("<b>"), "HTML from a name: {h:?}");
+            }
+            _ => {}
+        }
+    }
+    assert!(cells.iter().any(|c| c == hostile), "{cells:?}");
+
+    // Every platform passing passes; a file that is not a report is bad input.
+    let (code, out, err) = cli(&[
+        "summarize",
+        "--platform",
+        "a",
+        s(&linux),
+        "--platform",
+        "b",
+        s(&win),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("**PASS**: every platform passed"), "{out}");
+    let (code, _, err) = cli(&["summarize", "--platform", "a", s(&tmp("platforms.md"))]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("platforms.md: not a memdiff JSON report"),
+        "{err}"
+    );
+}
