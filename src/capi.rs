@@ -14,8 +14,9 @@ use crate::arena::registry::{self, Owner};
 use crate::counters::Schema;
 use crate::error::{last_error_message, set_last_error, Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
+use crate::fork;
 use crate::message::{message, Message};
-use crate::method::{self, MethodRef};
+use crate::recorder::{self, MethodRef};
 use crate::sys::{
     jitarena, jitarena_config, jitarena_method, JITARENA_ABI_VERSION, JITARENA_DEFAULT_PAGE_SIZE,
 };
@@ -316,7 +317,7 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
         page_size: c.page_size,
         limit_bytes: c.limit_bytes,
         pager,
-        trace: crate::method::trace_recording()?,
+        trace: recorder::trace_recording()?,
         kinds_by_phase: c.kinds_by_phase != 0,
         build,
     })
@@ -330,6 +331,8 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
 #[no_mangle]
 pub unsafe extern "C" fn jitarena_create(config: *const jitarena_config) -> *mut jitarena {
     guard(ptr::null_mut(), || {
+        // Before anything takes a lock of the process-wide state (schemas, trace, registry).
+        fork::install_handlers();
         // SAFETY: forwarded contract.
         let setup = unsafe { setup_from_c(config)? };
         let raw = Box::into_raw(RawArena::new(setup)?);
@@ -575,7 +578,7 @@ unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> R
             return Err(Error::new(ErrorCode::Config, message));
         }
         // The strings are decoded only when something will write them.
-        if method::wants_method_info(raw) {
+        if recorder::wants_method_info(raw) {
             // SAFETY: as above.
             let m = unsafe { &*method };
             // SAFETY: the strings are NULL or NUL-terminated per the contract.
@@ -587,7 +590,7 @@ unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> R
         context,
         tier: tier.as_deref(),
     };
-    method::method_done(raw, info)
+    recorder::method_done(raw, info)
 }
 
 /// Reads a path argument.
@@ -619,7 +622,8 @@ pub unsafe extern "C" fn jitarena_log_open(path: *const c_char) -> c_int {
     guard(ErrorCode::Internal as c_int, || {
         // SAFETY: forwarded contract.
         let path = unsafe { path_arg(path) };
-        Ok(status(path.and_then(|p| method::log_open(&p))))
+        fork::install_handlers();
+        Ok(status(path.and_then(|p| recorder::log_open(&p))))
     })
 }
 
@@ -627,7 +631,7 @@ pub unsafe extern "C" fn jitarena_log_open(path: *const c_char) -> c_int {
 #[no_mangle]
 pub extern "C" fn jitarena_log_close() -> c_int {
     guard(ErrorCode::Internal as c_int, || {
-        Ok(status(method::log_close()))
+        Ok(status(recorder::log_close()))
     })
 }
 
@@ -640,7 +644,8 @@ pub unsafe extern "C" fn jitarena_trace_open(path: *const c_char) -> c_int {
     guard(ErrorCode::Internal as c_int, || {
         // SAFETY: forwarded contract.
         let path = unsafe { path_arg(path) };
-        Ok(status(path.and_then(|p| method::trace_open(&p))))
+        fork::install_handlers();
+        Ok(status(path.and_then(|p| recorder::trace_open(&p))))
     })
 }
 
@@ -648,7 +653,7 @@ pub unsafe extern "C" fn jitarena_trace_open(path: *const c_char) -> c_int {
 #[no_mangle]
 pub extern "C" fn jitarena_trace_close() -> c_int {
     guard(ErrorCode::Internal as c_int, || {
-        Ok(status(method::trace_close()))
+        Ok(status(recorder::trace_close()))
     })
 }
 
@@ -656,7 +661,7 @@ pub extern "C" fn jitarena_trace_close() -> c_int {
 /// (a `dyn` closure, not a generic one: see BENCHMARKS.md, "Footprint").
 #[inline(never)]
 fn aggregate_sum(f: &dyn Fn(&crate::Schema, u64, &crate::Counters) -> u64) -> u64 {
-    guard(0, || Ok(method::aggregate_sum(f)))
+    guard(0, || Ok(recorder::aggregate_sum(f)))
 }
 
 /// Finds a kind by name in a schema: its slot, the invalid bucket for "(invalid kind)".
@@ -670,7 +675,7 @@ fn kind_slot(schema: &crate::Schema, name: &str) -> Option<usize> {
 /// Turns the aggregate on or off; returns 1 if it was on.
 #[no_mangle]
 pub extern "C" fn jitarena_aggregate_enable(on: c_int) -> c_int {
-    c_int::from(method::aggregate_enable(on != 0))
+    c_int::from(recorder::aggregate_enable(on != 0))
 }
 
 /// Methods in the aggregate.
@@ -723,7 +728,7 @@ pub unsafe extern "C" fn jitarena_aggregate_kind_count(kind_name: *const c_char)
 #[no_mangle]
 pub extern "C" fn jitarena_aggregate_reset() {
     guard((), || {
-        method::aggregate_reset();
+        recorder::aggregate_reset();
         Ok(())
     })
 }

@@ -190,7 +190,7 @@ fn method_counts_carry_the_nonzero_phase_kind_bytes_sorted() {
     alloc(13, u32::MAX);
     arena.set_phase(crate::Phase(1));
     alloc(17, 0);
-    let mut counts = crate::log::MethodCounts::default();
+    let mut counts = crate::counters::MethodCounts::default();
     // SAFETY: the arena is live and only read here.
     let raw = unsafe { &*arena.as_c_ptr().cast::<RawArena>() };
     raw.fill_counts(&mut counts).unwrap();

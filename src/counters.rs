@@ -78,7 +78,6 @@ impl Schema {
     /// memory for a new copy runs out.
     pub fn interned(self) -> Result<Shared<Schema>, Error> {
         const MAX_INTERNED: usize = 64;
-        crate::fork::install_handlers();
         let mut cache = lock_schema_cache();
         if let Some(found) = cache.iter().rev().find(|s| ***s == self) {
             return Ok(Shared::clone(found));
@@ -296,6 +295,76 @@ impl Counters {
     pub fn total_count(&self) -> u64 {
         self.kind_count.iter().sum()
     }
+}
+
+/// Who a record is about.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub struct MethodInfo {
+    /// The method's full name, if known.
+    pub name: Option<String>,
+    /// The replay tool's index of the method, -1 if unknown.
+    pub context: i64,
+    /// Optimization level or tier (`MinOpts`, `FullOpts`, `Tier0`, ...), if known.
+    pub tier: Option<String>,
+}
+
+/// One method's counters, sparse: only kinds and phases with bytes or allocations.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MethodCounts {
+    /// `(kind slot, bytes, count)`, slots increasing; the slot equal to the schema's kind
+    /// count is the invalid-kind bucket.
+    pub kinds: Vec<(u32, u64, u64)>,
+    /// `(phase slot, bytes)`, slots increasing; the slot equal to the phase count is "no phase".
+    pub phases: Vec<(u32, u64)>,
+    /// Rounded bytes handed out.
+    pub used_bytes: u64,
+    /// Page bytes obtained.
+    pub reserved_bytes: u64,
+    /// Pages obtained.
+    pub page_count: u64,
+    /// The largest request.
+    pub largest_alloc: u64,
+    /// Whether a request failed on the memory limit.
+    pub limit_hit: bool,
+    /// Bytes per (phase slot, kind slot), non-zero entries only, sorted by phase then kind;
+    /// empty unless the arena was created with `kinds_by_phase` on.
+    pub phase_kind_bytes: Vec<(u32, u32, u64)>,
+}
+
+impl MethodCounts {
+    /// Bytes requested, all kinds. Never wraps: it saturates at `u64::MAX`, which no record
+    /// read by a log reader reaches (the reader refuses a record whose sums do not fit); see
+    /// [`MethodCounts::checked_total_bytes`] for counts from elsewhere.
+    pub fn total_bytes(&self) -> u64 {
+        self.checked_total_bytes().unwrap_or(u64::MAX)
+    }
+
+    /// Allocations, all kinds; saturates as [`MethodCounts::total_bytes`] does.
+    pub fn total_count(&self) -> u64 {
+        self.checked_total_count().unwrap_or(u64::MAX)
+    }
+
+    /// Bytes requested, all kinds; `None` if the sum does not fit in 64 bits.
+    pub fn checked_total_bytes(&self) -> Option<u64> {
+        checked_sum(self.kinds.iter().map(|k| k.1))
+    }
+
+    /// Allocations, all kinds; `None` if the sum does not fit in 64 bits.
+    pub fn checked_total_count(&self) -> Option<u64> {
+        checked_sum(self.kinds.iter().map(|k| k.2))
+    }
+
+    /// Bytes of all phases; `None` if the sum does not fit in 64 bits.
+    pub fn checked_phase_bytes(&self) -> Option<u64> {
+        checked_sum(self.phases.iter().map(|p| p.1))
+    }
+}
+
+/// The sum of `values`, `None` if it does not fit in 64 bits.
+pub fn checked_sum(values: impl IntoIterator<Item = u64>) -> Option<u64> {
+    values
+        .into_iter()
+        .try_fold(0u64, |sum, v| sum.checked_add(v))
 }
 
 #[cfg(test)]

@@ -1,4 +1,6 @@
-//! `fork` in a process that uses the library: fork handlers hold every lock of the
+//! `fork` in a process that uses the library, for the API layer (the C entry points and the
+//! Rust facade), which installs the handlers before anything takes a lock of the process-wide
+//! state: fork handlers hold every lock of the
 //! process-wide state (schema cache, aggregate, stats log, trace, the shards of the registry of
 //! live arenas) across the fork, so that the child never inherits a lock held by a thread that
 //! does not exist in it, and they count forks, so that a child knows that the open log and
@@ -10,17 +12,15 @@
 #![cfg_attr(any(not(unix), miri), allow(dead_code))]
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Forks between the process that loaded the library and this one (counted in the child).
-static FORKS: AtomicU64 = AtomicU64::new(0);
 /// Whether the handlers are registered (or being registered by some thread).
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// The locks held from the fork handler `prepare` to `parent` or `child`.
 struct Held {
     _schemas: std::sync::MutexGuard<'static, Vec<crate::Shared<crate::counters::Schema>>>,
-    _state: crate::method::Held,
+    _state: crate::recorder::Held,
     _arenas: [std::sync::MutexGuard<'static, crate::arena::registry::Set>;
         crate::arena::registry::SHARDS],
 }
@@ -36,12 +36,6 @@ struct HeldSlot(UnsafeCell<Option<Held>>);
 unsafe impl Sync for HeldSlot {}
 
 static HELD: HeldSlot = HeldSlot(UnsafeCell::new(None));
-
-/// Forks between the process that loaded the library and this one: a file opened when the
-/// count was different belongs to an ancestor.
-pub(crate) fn count() -> u64 {
-    FORKS.load(Ordering::Acquire)
-}
 
 /// Registers the fork handlers, once per process (cheap after the first call). Called
 /// before the process-wide state is first used, and never with one of its locks held: `fork`
@@ -80,7 +74,7 @@ fn register() {}
 extern "C" fn prepare() {
     let held = Held {
         _schemas: crate::counters::lock_schema_cache(),
-        _state: crate::method::lock_all(),
+        _state: crate::recorder::lock_all(),
         _arenas: crate::arena::registry::lock_all(),
     };
     // SAFETY: this thread holds every lock (just taken), so no other thread touches the slot
@@ -99,8 +93,7 @@ extern "C" fn parent() {
 /// another thread was waiting, a futex wake that finds no one): nothing that allocates.
 #[cfg(unix)]
 extern "C" fn child() {
-    FORKS.fetch_add(1, Ordering::AcqRel);
-    crate::method::forget_recording_in_child();
+    crate::recorder::forked_into_child();
     release();
 }
 

@@ -6,7 +6,7 @@
 //!
 //! - [`Arena`]: the safe Rust API over the same arena the C ABI exposes.
 //! - The C ABI: `include/jitarena.h`, `include/jitarena.hpp`; link `libjitarena.a`.
-//! - [`method`]: the end of a method: the process-wide aggregate, the stats log, the trace.
+//! - [`process`]: the process-wide state: the stats log, the trace, the aggregate.
 //! - [`log`] and [`trace`]: the stats log and the allocation trace, read and written
 //!   ([`mod@format`] is their shared container; `docs/formats.md` describes the bytes).
 //!
@@ -24,9 +24,9 @@ mod fork;
 pub mod format;
 pub mod log;
 mod message;
-pub mod method;
+pub mod process;
 mod record;
-mod scan;
+mod recorder;
 pub mod shared;
 pub mod trace;
 
@@ -44,8 +44,9 @@ pub mod sys;
 
 pub use arena::{Arena, Config, Kind, Phase, Snapshot};
 pub use counters::{Counters, Schema};
+pub use counters::{MethodCounts, MethodInfo};
 pub use error::{Error, ErrorCode};
-pub use log::{MethodCounts, MethodInfo, MethodRecord};
-pub use method::MethodRef;
+pub use log::MethodRecord;
+pub use process::MethodRef;
 pub use shared::Shared;
 pub use sys::jitarena_event as Event;

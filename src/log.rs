@@ -8,33 +8,20 @@ use std::sync::Arc;
 
 use crate::counters::Schema;
 use crate::error::Error;
-use crate::format::{
-    self, no_memory, put_frame, put_signed, put_str, put_varint, Content, FrameReader, Malformed,
-    Payload, TryBuf, FRAME_MOST, MAX_VARINT,
-};
+use crate::format::{self, no_memory, Content, FrameReader, Malformed, Payload};
 use crate::record;
 use crate::shared::Shared;
 
 mod copy;
 mod visit;
+pub use crate::counters::{checked_sum, MethodCounts, MethodInfo};
 pub use copy::{CopyableRecord, RecordBatch};
 pub use visit::CountsVisitor;
 
-/// Frame type: a schema (its id, kind names, phase names).
-pub(crate) const FRAME_SCHEMA: u8 = 1;
-/// Frame type: a tier name and its id.
-pub(crate) const FRAME_TIER: u8 = 2;
-/// Frame type: one method's counters.
-const FRAME_METHOD: u8 = 3;
-/// Frame type: a note that the log holds the records of another that was cut short (written
-/// by `jitarena merge`), its text that log's warning. A reader warns of it as of a log cut
-/// short, so that a gate over the merged log sees what a gate over the shards would have.
-const FRAME_CUT_NOTE: u8 = 4;
-/// Frame type: the build id of the JIT whose records follow (`jitarena_config.build_id`),
-/// written before the first record of a build the file has not named since the last such
-/// frame; a merged log names the builds of its inputs. Readers before it skip it, as any
-/// frame type they do not know.
-const FRAME_BUILD: u8 = 5;
+pub(crate) use crate::format::dictionary::{cut_name, DictionaryReader};
+pub use crate::format::dictionary::{NAME_SHOWN_MAX, TIER_SHOWN_MAX};
+pub(crate) use crate::format::spec::{FRAME_BUILD, FRAME_CUT_NOTE, FRAME_METHOD};
+pub(crate) use crate::format::writer::FrameWriter;
 /// The build ids a reader keeps, at most (a log names one, a merged log a few).
 const BUILDS_KEPT: usize = 64;
 /// The notes of logs cut short a reader keeps as warnings, at most; it says how many more
@@ -42,85 +29,6 @@ const BUILDS_KEPT: usize = 64;
 const CUT_NOTES_KEPT: usize = 100;
 /// The bytes of a note's text a warning shows, at most.
 const CUT_NOTE_SHOWN: usize = 2000;
-/// The bytes of a method's name a version-2 reader hands out, at most: a longer name is cut
-/// (at a character) and ends in `...`. A record can share all of a long name with the record
-/// before it at the cost of a few bytes of the file, so a reader that handed out whole names
-/// would copy a name's length for each such record: megabytes per record of a crafted file.
-pub const NAME_SHOWN_MAX: usize = 4096;
-/// The bytes of a tier's name a reader hands out, at most (cut as names are): every record of
-/// the tier hands it out.
-pub const TIER_SHOWN_MAX: usize = 256;
-
-/// Who a record is about.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
-pub struct MethodInfo {
-    /// The method's full name, if known.
-    pub name: Option<String>,
-    /// The replay tool's index of the method, -1 if unknown.
-    pub context: i64,
-    /// Optimization level or tier (`MinOpts`, `FullOpts`, `Tier0`, ...), if known.
-    pub tier: Option<String>,
-}
-
-/// One method's counters, sparse: only kinds and phases with bytes or allocations.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct MethodCounts {
-    /// `(kind slot, bytes, count)`, slots increasing; the slot equal to the schema's kind
-    /// count is the invalid-kind bucket.
-    pub kinds: Vec<(u32, u64, u64)>,
-    /// `(phase slot, bytes)`, slots increasing; the slot equal to the phase count is "no phase".
-    pub phases: Vec<(u32, u64)>,
-    /// Rounded bytes handed out.
-    pub used_bytes: u64,
-    /// Page bytes obtained.
-    pub reserved_bytes: u64,
-    /// Pages obtained.
-    pub page_count: u64,
-    /// The largest request.
-    pub largest_alloc: u64,
-    /// Whether a request failed on the memory limit.
-    pub limit_hit: bool,
-    /// Bytes per (phase slot, kind slot), non-zero entries only, sorted by phase then kind;
-    /// empty unless the arena was created with `kinds_by_phase` on.
-    pub phase_kind_bytes: Vec<(u32, u32, u64)>,
-}
-
-impl MethodCounts {
-    /// Bytes requested, all kinds. Never wraps: it saturates at `u64::MAX`, which no record
-    /// read by [`LogReader`] reaches (the reader refuses a record whose sums do not fit); see
-    /// [`MethodCounts::checked_total_bytes`] for counts from elsewhere.
-    pub fn total_bytes(&self) -> u64 {
-        self.checked_total_bytes().unwrap_or(u64::MAX)
-    }
-
-    /// Allocations, all kinds; saturates as [`MethodCounts::total_bytes`] does.
-    pub fn total_count(&self) -> u64 {
-        self.checked_total_count().unwrap_or(u64::MAX)
-    }
-
-    /// Bytes requested, all kinds; `None` if the sum does not fit in 64 bits.
-    pub fn checked_total_bytes(&self) -> Option<u64> {
-        checked_sum(self.kinds.iter().map(|k| k.1))
-    }
-
-    /// Allocations, all kinds; `None` if the sum does not fit in 64 bits.
-    pub fn checked_total_count(&self) -> Option<u64> {
-        checked_sum(self.kinds.iter().map(|k| k.2))
-    }
-
-    /// Bytes of all phases; `None` if the sum does not fit in 64 bits.
-    pub fn checked_phase_bytes(&self) -> Option<u64> {
-        checked_sum(self.phases.iter().map(|p| p.1))
-    }
-}
-
-/// The sum of `values`, `None` if it does not fit in 64 bits.
-pub fn checked_sum(values: impl IntoIterator<Item = u64>) -> Option<u64> {
-    values
-        .into_iter()
-        .try_fold(0u64, |sum, v| sum.checked_add(v))
-}
-
 /// The error for a sum over untrusted input that does not fit in 64 bits: it names `path` and
 /// what was being added up.
 pub fn sum_too_large(path: &Path, what: &str) -> Error {
@@ -155,295 +63,6 @@ pub struct MethodRecord {
     pub counts: MethodCounts,
 }
 
-/// The schema and tier tables of one file being written: each is written once, before the
-/// first record that refers to it. An entry counts as written only once the frame that carries
-/// it has reached the output: lookups only say what a record would add, and
-/// [`Dictionary::commit`] adds it after the write.
-#[derive(Default)]
-pub(crate) struct Dictionary {
-    schemas: Vec<Shared<Schema>>,
-    tiers: Vec<String>,
-    /// The copy of the new tier that [`Dictionary::ids`] made, for [`Dictionary::commit`]:
-    /// made before the write, so that committing what reached the output cannot fail.
-    pending_tier: Option<String>,
-}
-
-/// The ids of a record's schema and tier, and whether its frames define them.
-#[derive(Clone, Copy)]
-pub(crate) struct Ids {
-    schema: u64,
-    tier: u64,
-    new_schema: bool,
-    new_tier: bool,
-}
-
-impl Dictionary {
-    /// The ids of `schema` and `tier` (tier 0: none); appends to `out` the frames of those not
-    /// written yet, and makes the room that [`Dictionary::commit`] takes. Fails (out of
-    /// memory) with nothing taken.
-    pub(crate) fn ids(
-        &mut self,
-        schema: &Shared<Schema>,
-        tier: Option<&str>,
-        out: &mut TryBuf,
-    ) -> io::Result<Ids> {
-        let known = self
-            .schemas
-            .iter()
-            .position(|s| Shared::ptr_eq(s, schema) || **s == **schema);
-        let schema_id = known.unwrap_or(self.schemas.len()) as u64;
-        if known.is_none() {
-            let names = schema.kinds.iter().chain(&schema.phases);
-            let most = names.map(|n| n.len() + MAX_VARINT).sum::<usize>() + 3 * MAX_VARINT;
-            self.schemas.try_reserve(1).map_err(no_memory)?;
-            out.reserve(most + FRAME_MOST)?;
-            let mut p = TryBuf::with_room(most)?; // what follows fits in it
-            put_varint(&mut p, schema_id);
-            put_varint(&mut p, schema.kinds.len() as u64);
-            schema.kinds.iter().for_each(|k| put_str(&mut p, k));
-            put_varint(&mut p, schema.phases.len() as u64);
-            schema.phases.iter().for_each(|k| put_str(&mut p, k));
-            p.check()?;
-            put_frame(out, FRAME_SCHEMA, p.as_slice());
-        }
-        let (tier_id, new_tier) = match tier {
-            None => (0, false),
-            Some(tier) => match self.tiers.iter().position(|t| t == tier) {
-                Some(i) => (i as u64 + 1, false),
-                None => {
-                    let id = self.tiers.len() as u64 + 1;
-                    let most = 2 * MAX_VARINT + tier.len();
-                    self.tiers.try_reserve(1).map_err(no_memory)?;
-                    out.reserve(most + FRAME_MOST)?;
-                    self.pending_tier = Some(
-                        crate::fallible::string(tier)
-                            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?,
-                    );
-                    let mut p = TryBuf::with_room(most)?; // what follows fits in it
-                    put_varint(&mut p, id);
-                    put_str(&mut p, tier);
-                    p.check()?;
-                    put_frame(out, FRAME_TIER, p.as_slice());
-                    (id, true)
-                }
-            },
-        };
-        Ok(Ids {
-            schema: schema_id,
-            tier: tier_id,
-            new_schema: known.is_none(),
-            new_tier,
-        })
-    }
-
-    /// Records that the frames [`Dictionary::ids`] appended reached the output, in the room
-    /// it made: allocates nothing.
-    pub(crate) fn commit(&mut self, ids: Ids, schema: &Shared<Schema>) {
-        // Within the room `ids` reserved: these cannot fail.
-        if ids.new_schema {
-            let _ = crate::fallible::push_within(&mut self.schemas, Shared::clone(schema));
-        }
-        if let (true, Some(tier)) = (ids.new_tier, self.pending_tier.take()) {
-            let _ = crate::fallible::push_within(&mut self.tiers, tier);
-        }
-    }
-}
-
-/// Writes the records of a log or a trace: each is one frame, preceded by the frames of the
-/// schema and tier it refers to the first time, and reaches the output in one `write_all`.
-///
-/// A failed write never leaves the file unreadable: the dictionary does not take the entries
-/// of the failed record, and when part of the record reached the output (a short write, `EFBIG`,
-/// `ENOSPC` mid-record), every later write is refused until [`RecordWriter::remove_torn`]
-/// has cut the output back to its last whole frame.
-pub(crate) struct RecordWriter<W: Write> {
-    out: W,
-    dict: Dictionary,
-    frame: TryBuf,
-    payload: TryBuf,
-    /// Bytes of whole frames (and the header) the output has taken.
-    good: u64,
-    /// Bytes of a record cut short after `good` that are still in the output.
-    torn: Option<u64>,
-}
-
-impl<W: Write> RecordWriter<W> {
-    /// Starts a file of `content`: writes its header.
-    pub(crate) fn new(mut out: W, content: Content) -> io::Result<RecordWriter<W>> {
-        let header = format::header_for(content, content.version());
-        let (frame, payload) = (TryBuf::with_room(512)?, TryBuf::with_room(512)?);
-        write_counted(&mut out, &header).map_err(|(e, _)| e)?;
-        Ok(RecordWriter {
-            out,
-            dict: Dictionary::default(),
-            frame,
-            payload,
-            good: header.len() as u64,
-            torn: None,
-        })
-    }
-
-    /// Appends a record of frame type `kind`: the method's info, then what `body` encodes.
-    pub(crate) fn write(
-        &mut self,
-        kind: u8,
-        schema: &Shared<Schema>,
-        method: (Option<&str>, i64, Option<&str>),
-        body: impl FnOnce(&mut TryBuf),
-    ) -> io::Result<()> {
-        let (name, context, tier) = method;
-        self.write_raw(kind, schema, tier, |p, schema_id, tier_id| {
-            put_varint(p, schema_id);
-            put_signed(p, context);
-            put_varint(p, tier_id);
-            put_str(p, name.unwrap_or(""));
-            body(p);
-            Ok(())
-        })
-    }
-
-    /// Appends a record of frame type `kind` whose whole payload `body` encodes, given the ids
-    /// of its schema and tier. When `body` fails, nothing is written.
-    #[inline(always)]
-    pub(crate) fn write_raw(
-        &mut self,
-        kind: u8,
-        schema: &Shared<Schema>,
-        tier: Option<&str>,
-        body: impl FnOnce(&mut TryBuf, u64, u64) -> io::Result<()>,
-    ) -> io::Result<()> {
-        self.write_raw_known(kind, schema, tier, |p, schema_id, tier_id| {
-            body(p, schema_id, tier_id).map(|()| None)
-        })
-    }
-
-    /// [`RecordWriter::write_raw`] whose `body` also returns the frame's checksum when it
-    /// knows it: a copy, byte for byte, of a frame of type `kind` read and checked before.
-    pub(crate) fn write_raw_known(
-        &mut self,
-        kind: u8,
-        schema: &Shared<Schema>,
-        tier: Option<&str>,
-        body: impl FnOnce(&mut TryBuf, u64, u64) -> io::Result<Option<u32>>,
-    ) -> io::Result<()> {
-        if self.torn.is_some() {
-            // What [`RecordWriter::refuse_torn`] says; kept short here, where no text may be
-            // allocated (a JIT's writer checks [`RecordWriter::torn`] before it writes).
-            return Err(io::Error::from(io::ErrorKind::Other));
-        }
-        self.frame.clear();
-        let ids = self.dict.ids(schema, tier, &mut self.frame)?;
-        let p = &mut self.payload;
-        p.clear();
-        let known = body(p, ids.schema, ids.tier)?;
-        self.send_frame(kind, known)?;
-        self.dict.commit(ids, schema);
-        Ok(())
-    }
-
-    /// Appends a frame of type `kind` that names no schema or tier, whose whole payload
-    /// `body` encodes.
-    pub(crate) fn write_plain(
-        &mut self,
-        kind: u8,
-        body: impl FnOnce(&mut TryBuf),
-    ) -> io::Result<()> {
-        if self.torn.is_some() {
-            return Err(io::Error::from(io::ErrorKind::Other));
-        }
-        self.frame.clear();
-        self.payload.clear();
-        body(&mut self.payload);
-        self.send_frame(kind, None)
-    }
-
-    /// Frames `self.payload` as type `kind` after what `self.frame` holds (`known`: the
-    /// frame's checksum, when it is a copy of one read and checked) and writes the frame to the
-    /// output, counting it as good once whole, or the part of it that the output took as torn.
-    fn send_frame(&mut self, kind: u8, known: Option<u32>) -> io::Result<()> {
-        let p = &self.payload;
-        p.check()?;
-        self.frame.reserve(p.len() + FRAME_MOST)?;
-        match known {
-            Some(crc) => format::put_frame_known(&mut self.frame, kind, p.as_slice(), crc),
-            None => put_frame(&mut self.frame, kind, p.as_slice()),
-        }
-        self.frame.check()?;
-        match write_counted(&mut self.out, self.frame.as_slice()) {
-            Ok(()) => {
-                self.good += self.frame.len() as u64;
-                Ok(())
-            }
-            Err((e, taken)) => {
-                if taken > 0 {
-                    self.torn = Some(taken as u64);
-                }
-                Err(e)
-            }
-        }
-    }
-
-    /// Refuses a write, with the numbers in its message, when a record cut short could not be
-    /// removed: the check of the public writers (whose message may take an allocation that
-    /// aborts when memory runs out; a JIT's writer says the same from [`RecordWriter::torn`]).
-    pub(crate) fn refuse_torn(&self) -> io::Result<()> {
-        match self.torn {
-            Some(torn) => Err(io::Error::other(format!(
-                "an earlier record was cut short ({torn} of its bytes follow the last whole record, which ends at byte {}) and could not be removed, so no record is written after it",
-                self.good
-            ))),
-            None => Ok(()),
-        }
-    }
-
-    /// When a record cut short could not be removed (so every write is refused): the bytes of
-    /// it that follow the last whole record, and where that record ends.
-    pub(crate) fn torn(&self) -> Option<(u64, u64)> {
-        self.torn.map(|torn| (torn, self.good))
-    }
-
-    /// After a failed [`RecordWriter::write`] whose record reached the output in part, cuts
-    /// the output back to its last whole frame with `truncate(output, length)`, which must
-    /// also leave the output's position at `length`. Then writing may go on. Does nothing
-    /// when no record is cut short; on failure, writes stay refused.
-    pub(crate) fn remove_torn(
-        &mut self,
-        truncate: impl FnOnce(&mut W, u64) -> io::Result<()>,
-    ) -> io::Result<()> {
-        if self.torn.is_some() {
-            truncate(&mut self.out, self.good)?;
-            self.torn = None;
-        }
-        Ok(())
-    }
-
-    /// Flushes and returns the output.
-    pub(crate) fn finish(mut self) -> io::Result<W> {
-        self.out.flush()?;
-        Ok(self.out)
-    }
-}
-
-/// `write_all` that says, on failure, how many bytes the output took before it failed.
-fn write_counted(out: &mut impl Write, mut bytes: &[u8]) -> Result<(), (io::Error, usize)> {
-    let mut taken = 0;
-    while !bytes.is_empty() {
-        match out.write(bytes) {
-            Ok(0) => {
-                // A kind with no text of its own: it allocates nothing.
-                return Err((io::Error::from(io::ErrorKind::WriteZero), taken));
-            }
-            Ok(n) => {
-                taken += n;
-                bytes = bytes.get(n..).unwrap_or_default();
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err((e, taken)),
-        }
-    }
-    Ok(())
-}
-
 /// What a refused record's reason follows ([`LogWriter::refusal`]).
 pub(crate) const REFUSED: &str = "the record cannot be written: ";
 
@@ -455,7 +74,7 @@ pub(crate) const REFUSED: &str = "the record cannot be written: ";
 /// failed record reached the output, later writes are refused until
 /// [`LogWriter::remove_torn`] has removed it.
 pub struct LogWriter<W: Write> {
-    records: RecordWriter<W>,
+    records: FrameWriter<W>,
     /// The last record written: the next one's context and name are written relative to it.
     prev: record::Prev,
     /// Buffers reused from record to record.
@@ -470,7 +89,7 @@ impl<W: Write> LogWriter<W> {
     /// Starts a log: writes the file header.
     pub fn new(out: W) -> io::Result<LogWriter<W>> {
         Ok(LogWriter {
-            records: RecordWriter::new(out, Content::Log)?,
+            records: FrameWriter::new(out, Content::Log)?,
             prev: record::Prev::default(),
             scratch: record::Scratch::default(),
             build: Vec::new(),
@@ -609,184 +228,6 @@ impl<W: Write> LogWriter<W> {
     pub fn finish(self) -> io::Result<W> {
         self.records.finish()
     }
-}
-
-/// Reads schemas and tiers as they come, for log and trace readers.
-pub(crate) struct DictionaryReader {
-    schemas: Vec<Shared<Schema>>,
-    tiers: Vec<Arc<str>>,
-    /// For traces, the arena's limits on kinds and phases (their events replay through an
-    /// arena); `None` for logs, whose readers count any number of kinds.
-    arena_limits: Option<(usize, usize)>,
-}
-
-impl DictionaryReader {
-    /// For a stats log: any number of kinds and phases.
-    pub(crate) fn for_logs() -> DictionaryReader {
-        DictionaryReader {
-            schemas: Vec::new(),
-            tiers: Vec::new(),
-            arena_limits: None,
-        }
-    }
-
-    /// For a trace: at most the arena's kinds and phases.
-    pub(crate) fn for_traces() -> DictionaryReader {
-        DictionaryReader {
-            arena_limits: Some((
-                crate::sys::JITARENA_MAX_KINDS as usize,
-                crate::sys::JITARENA_MAX_PHASES as usize,
-            )),
-            ..DictionaryReader::for_logs()
-        }
-    }
-
-    /// Takes a schema or tier frame; returns false for other frame types.
-    pub(crate) fn take(
-        &mut self,
-        frame: &format::Frame,
-        reader: &FrameReader,
-    ) -> Result<bool, Error> {
-        let bad = |e: Malformed| reader.corrupt(frame.offset, e.0);
-        let mut p = Payload::new(&frame.payload);
-        match frame.kind {
-            FRAME_SCHEMA => {
-                let id = p.varint().map_err(bad)?;
-                let kinds = read_names(&mut p).map_err(bad)?;
-                let phases = read_names(&mut p).map_err(bad)?;
-                if !p.is_done() {
-                    return Err(bad(Malformed("it has bytes after its last field")));
-                }
-                if id != self.schemas.len() as u64 {
-                    return Err(reader.corrupt(frame.offset, "schema ids are out of order"));
-                }
-                let schema = match self.arena_limits {
-                    Some((max_kinds, max_phases)) => {
-                        if kinds.len() > max_kinds || phases.len() > max_phases {
-                            return Err(reader.corrupt(frame.offset, &format!(
-                                "its schema has {} kinds and {} phases; a trace replays through the arena, which has at most {max_kinds} kinds and {max_phases} phases",
-                                kinds.len(),
-                                phases.len()
-                            )));
-                        }
-                        Schema::new(kinds, phases)
-                    }
-                    None => Schema::read(kinds, phases),
-                }
-                .map_err(|e| reader.corrupt(frame.offset, &e.message))?;
-                self.schemas.push(Shared::new(schema));
-            }
-            FRAME_TIER => {
-                let id = p.varint().map_err(bad)?;
-                let name = p.str().map_err(bad)?;
-                if id != self.tiers.len() as u64 + 1 {
-                    return Err(reader.corrupt(frame.offset, "tier ids are out of order"));
-                }
-                // Every record of the tier hands out its name: a long one is cut once, here.
-                let mut cut = String::new();
-                if name.len() > TIER_SHOWN_MAX {
-                    cut_name(name, TIER_SHOWN_MAX, &mut cut);
-                }
-                self.tiers
-                    .push(Arc::from(if cut.is_empty() { name } else { &cut }));
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
-    /// Reads the method-info part of a record.
-    pub(crate) fn info(
-        &self,
-        p: &mut Payload<'_>,
-    ) -> Result<(Shared<Schema>, MethodInfo), Malformed> {
-        let mut info = MethodInfo::default();
-        let schema = Shared::clone(self.info_into(p, &mut info)?);
-        Ok((schema, info))
-    }
-
-    /// Reads the method-info part of a record into `info` (reusing its strings); returns the
-    /// record's schema.
-    pub(crate) fn info_into(
-        &self,
-        p: &mut Payload<'_>,
-        info: &mut MethodInfo,
-    ) -> Result<&Shared<Schema>, Malformed> {
-        let schema_id = p.varint()?;
-        info.context = p.signed()?;
-        let tier_id = p.varint()?;
-        let name = p.str()?;
-        let mut cut = String::new();
-        if name.len() > NAME_SHOWN_MAX {
-            cut_name(name, NAME_SHOWN_MAX, &mut cut);
-            return self.ids_into(schema_id, tier_id, &cut, info);
-        }
-        self.ids_into(schema_id, tier_id, name, info)
-    }
-
-    /// Looks up a record's schema and tier by id and sets `info`'s tier and name (reusing its
-    /// strings); returns the record's schema.
-    pub(crate) fn ids_into(
-        &self,
-        schema_id: u64,
-        tier_id: u64,
-        name: &str,
-        info: &mut MethodInfo,
-    ) -> Result<&Shared<Schema>, Malformed> {
-        let schema = usize::try_from(schema_id)
-            .ok()
-            .and_then(|id| self.schemas.get(id))
-            .ok_or(Malformed("it names a schema not defined before it"))?;
-        match tier_id {
-            0 => info.tier = None,
-            id => {
-                let tier = usize::try_from(id - 1)
-                    .ok()
-                    .and_then(|id| self.tiers.get(id))
-                    .ok_or(Malformed("it names a tier not defined before it"))?;
-                reuse(&mut info.tier, tier);
-            }
-        }
-        if name.is_empty() {
-            info.name = None;
-        } else {
-            reuse(&mut info.name, name);
-        }
-        Ok(schema)
-    }
-}
-
-/// Sets `slot` to `text`, reusing its allocation.
-/// `name` cut to `max` bytes (at least 3), at a character, ending in `...`, into `into`.
-fn cut_name(name: &str, max: usize, into: &mut String) {
-    let mut end = max.saturating_sub(3);
-    while !name.is_char_boundary(end) {
-        end -= 1;
-    }
-    into.clear();
-    into.push_str(name.get(..end).unwrap_or_default());
-    into.push_str("...");
-}
-
-/// Sets `slot` to `text`, reusing its string.
-fn reuse(slot: &mut Option<String>, text: &str) {
-    match slot {
-        Some(s) => {
-            s.clear();
-            s.push_str(text);
-        }
-        None => *slot = Some(text.to_string()),
-    }
-}
-
-/// A list of names: its count is bounded by the bytes left (a name takes at least two).
-fn read_names(p: &mut Payload<'_>) -> Result<Vec<String>, Malformed> {
-    let n = p.count(p.remaining() as u64 / 2)?;
-    let mut names = Vec::with_capacity(n);
-    for _ in 0..n {
-        names.push(p.str()?.to_string());
-    }
-    Ok(names)
 }
 
 /// Where a [`LogReader`] stands between two records (see [`LogReader::mark`]).
@@ -1156,21 +597,19 @@ impl LogReader {
     }
 }
 
-const TOO_MANY_BYTES: Malformed = Malformed("its byte counts add up to more than 2^64 - 1");
-const KIND_OUTSIDE: &str =
-    "a kind is outside its schema (a slot delta overflows or runs past the last kind)";
-const PHASE_OUTSIDE: &str =
-    "a phase is outside its schema (a slot delta overflows or runs past the last phase)";
+use crate::format::spec::{
+    KIND_PAST_DELTA as KIND_OUTSIDE, PHASE_PAST_DELTA as PHASE_OUTSIDE, TOO_MANY_BYTES,
+};
 
 /// The slot `delta` after `next` (the slot after the previous one), which must lie below
 /// `slots`: slots increase, so that none repeats, and a delta cannot wrap around; `outside`
 /// says what is wrong otherwise.
-fn next_slot(next: u64, delta: u64, slots: u64, outside: &'static str) -> Result<u32, Malformed> {
+fn next_slot(next: u64, delta: u64, slots: u64, outside: Malformed) -> Result<u32, Malformed> {
     let slot = next
         .checked_add(delta)
         .filter(|&s| s < slots)
-        .ok_or(Malformed(outside))?;
-    u32::try_from(slot).map_err(|_| Malformed(outside))
+        .ok_or(Malformed(outside.0))?;
+    u32::try_from(slot).map_err(|_| Malformed(outside.0))
 }
 
 /// Reads every record of a log into memory, returning them with the reader's warnings.

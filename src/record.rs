@@ -8,23 +8,15 @@
 
 use std::io;
 
+use crate::counters::MethodCounts;
 use crate::format::{
-    no_memory, put_varint, varint_at, Malformed, PairReader, Payload, Portable, Put, TryBuf,
+    no_memory, put_varint, varint, varint_at, Malformed, PairReader, Payload, Portable, Put,
+    TryBuf, MAX_VARINT,
 };
-use crate::log::MethodCounts;
 
-/// `head` bit: a request failed on the memory limit.
-const LIMIT_HIT: u64 = 1;
-/// `head` bit: kinds by phase follow the phases.
-const BY_PHASE: u64 = 2;
-/// `head` bit: the last present phase's bytes are left out (the phases add up to the kinds).
-const LAST_PHASE_DERIVED: u64 = 4;
-/// `head` bit: reserved bytes are written in 4 KiB units.
-const RESERVED_4K: u64 = 8;
-/// `head` bit: a schema id other than 0 follows.
-const SCHEMA_FOLLOWS: u64 = 16;
-/// The tier id is `head >> TIER_SHIFT`.
-const TIER_SHIFT: u32 = 5;
+pub(crate) use crate::format::spec::{
+    BY_PHASE, LAST_PHASE_DERIVED, LIMIT_HIT, RESERVED_4K, SCHEMA_FOLLOWS, TIER_SHIFT,
+};
 
 /// What a record's context and name are relative to: the previous record of the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,16 +63,12 @@ impl Out<'_> {
     }
 
     #[inline(always)]
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.byte(v as u8 | 0x80);
-            v >>= 7;
-        }
-        self.byte(v as u8);
+    fn varint(&mut self, v: u64) {
+        varint::encode(v, |b| self.byte(b));
     }
 
     fn signed(&mut self, v: i64) {
-        self.varint(((v << 1) ^ (v >> 63)) as u64);
+        self.varint(varint::zigzag(v));
     }
 
     /// Skips `n` bytes (left zero, for a bitmap) and returns where they start.
@@ -171,9 +159,6 @@ pub(crate) struct Scratch {
     /// Why the last record was refused (`InvalidInput`), if it was.
     pub(crate) refused: Option<&'static str>,
 }
-
-/// The most bytes a varint takes.
-const MAX_VARINT: usize = 10;
 
 /// Appends the version-2 payload of a record (after its frame's type and length) to `p`.
 /// `prev` is what the previous record written says; it is not changed here. `scratch` is reused
@@ -502,11 +487,9 @@ impl Head {
     }
 }
 
-const TOO_MANY_BYTES: Malformed = Malformed("its byte counts add up to more than 2^64 - 1");
-const KIND_OUTSIDE: Malformed =
-    Malformed("a kind is outside its schema (its bitmap has a bit past the last kind)");
-const PHASE_OUTSIDE: Malformed =
-    Malformed("a phase is outside its schema (its bitmap has a bit past the last phase)");
+use crate::format::spec::{
+    KIND_PAST_BITMAP as KIND_OUTSIDE, PHASE_PAST_BITMAP as PHASE_OUTSIDE, TOO_MANY_BYTES,
+};
 
 /// Reads a bitmap of `slots` bits; returns it and how many slots it sets. Each slot set but
 /// `free` ones needs at least `each` more bytes of the record: a bitmap that claims more is

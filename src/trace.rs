@@ -7,18 +7,19 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
+use crate::counters::MethodInfo;
 use crate::counters::Schema;
 use crate::error::{Error, ErrorCode};
+use crate::format::dictionary::DictionaryReader;
+use crate::format::writer::FrameWriter;
 use crate::format::{self, put_varint, Content, FrameReader, Malformed, Payload, Source};
-use crate::log::{DictionaryReader, MethodInfo, RecordWriter};
 use crate::shared::Shared;
 use crate::sys::{
     jitarena_event as Event, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_MAX_KINDS,
     JITARENA_MAX_PHASES, JITARENA_NO_PHASE,
 };
 
-/// Frame type: one method's events.
-const FRAME_EVENTS: u8 = 4;
+use crate::format::spec::FRAME_EVENTS;
 /// Events reserved before decoding a method's events; more are made room for as they come.
 const FIRST_EVENTS: usize = 1024;
 
@@ -53,7 +54,7 @@ pub fn phase_event(phase: u32) -> Event {
 
 /// Writes a binary trace, one `write_all` per method. A failed write does not spoil the methods
 /// before it (see [`crate::log::LogWriter`]).
-pub struct TraceWriter<W: Write>(RecordWriter<W>);
+pub struct TraceWriter<W: Write>(FrameWriter<W>);
 
 impl<W: Write> TraceWriter<W> {
     /// As [`crate::log::LogWriter::torn`].
@@ -63,7 +64,7 @@ impl<W: Write> TraceWriter<W> {
 
     /// Starts a trace: writes the file header.
     pub fn new(out: W) -> std::io::Result<TraceWriter<W>> {
-        RecordWriter::new(out, Content::Trace).map(TraceWriter)
+        FrameWriter::new(out, Content::Trace).map(TraceWriter)
     }
 
     /// Appends one method's events.

@@ -177,15 +177,15 @@ fn every_entry_program(name: &str, lib: &Path) -> PathBuf {
 /// The readers of logs and traces (for the tools): `--gc-sections` must leave them out of a JIT.
 const READERS: &[&str] = &[
     "jitarena::log::LogReader",
-    "jitarena::log::DictionaryReader",
+    "jitarena::format::dictionary::DictionaryReader",
     "jitarena::log::read_all",
     "jitarena::trace::TraceReader",
     "jitarena::trace::read_text",
     "jitarena::trace::open",
-    "jitarena::format::FrameReader",
-    "jitarena::format::Source",
-    "jitarena::format::sniff",
-    "jitarena::scan::",
+    "jitarena::format::frames::FrameReader",
+    "jitarena::format::source::Source",
+    "jitarena::format::source::sniff",
+    "jitarena::format::resync::",
 ];
 
 #[test]

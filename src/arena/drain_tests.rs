@@ -4,7 +4,7 @@
 //! for requests through the Rust inline path and (outside miri) the C header's inline path.
 
 use super::{Arena, Config, Kind, Phase};
-use crate::log::MethodCounts;
+use crate::counters::MethodCounts;
 #[cfg(not(miri))]
 use crate::sys::{jitarena, jitarena_event, JITARENA_EVENT_ALLOC};
 

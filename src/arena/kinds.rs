@@ -14,8 +14,7 @@
 
 use std::ops::{Range, RangeTo};
 
-use super::by_phase::wrapping_sum;
-use super::raw::SLOTS;
+use super::slots::{wrapping_sum, SLOTS};
 
 /// One inline allocation in a packed counter: a count of 1 in the high half
 /// (`JITARENA_PACKED_ONE` of the header).
@@ -171,7 +170,7 @@ impl KindTotals {
     /// leaves its slot's packed counter non-zero until a drain (which the flag notes too).
     pub(crate) fn unnamed_used(&self, packed: &[u64; SLOTS]) -> bool {
         self.unnamed_totals
-            || super::by_phase::any_nonzero(packed.get(self.named..SLOTS - 1).unwrap_or_default())
+            || super::slots::any_nonzero(packed.get(self.named..SLOTS - 1).unwrap_or_default())
     }
 
     /// Zeroes the slots in `range`, packed counters included.

@@ -27,6 +27,7 @@ pub(crate) mod by_phase;
 pub(crate) mod kinds;
 pub(crate) mod raw;
 pub(crate) mod registry;
+pub(crate) mod slots;
 
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -185,6 +186,8 @@ unsafe impl Send for Arena {}
 impl Arena {
     /// A new arena with the built-in page allocator.
     pub fn new(config: &Config) -> Result<Arena, Error> {
+        // Before anything takes a lock of the process-wide state (schemas, registry).
+        crate::fork::install_handlers();
         let raw = RawArena::new(config.setup(Pager::Builtin)?)?;
         Ok(Arena {
             raw: NonNull::from(Box::leak(raw)),
@@ -201,6 +204,7 @@ impl Arena {
         limit_bytes: u64,
         kinds_by_phase: bool,
     ) -> Result<Arena, Error> {
+        crate::fork::install_handlers();
         check_page_size(page_size)?;
         let raw = RawArena::new(ArenaSetup {
             schema,
@@ -219,7 +223,7 @@ impl Arena {
 
     /// Writes this method's counters (what its stats-log record holds) into `out`, reusing its
     /// buffers. Fails only when memory runs out.
-    pub fn fill_counts(&self, out: &mut crate::log::MethodCounts) -> Result<(), Error> {
+    pub fn fill_counts(&self, out: &mut crate::counters::MethodCounts) -> Result<(), Error> {
         self.raw().fill_counts(out)
     }
 
@@ -318,9 +322,9 @@ impl Arena {
     }
 
     /// Ends a method: folds the counters into the process-wide aggregate and appends a record to
-    /// the stats log if one is open (see [`crate::method`]). Reset the arena afterwards.
+    /// the stats log if one is open (see [`crate::process`]). Reset the arena afterwards.
     pub fn method_done(&mut self, method: crate::MethodRef<'_>) -> Result<(), Error> {
-        crate::method::method_done(self.raw_mut(), method)
+        crate::recorder::method_done(self.raw_mut(), method)
     }
 
     /// The C handle of this arena, for C or C++ code that allocates from it through the header's

@@ -13,19 +13,16 @@ use std::ptr;
 use super::by_phase::KindsByPhase;
 use super::kinds::KindTotals;
 use super::registry;
+pub(crate) use super::slots::SLOTS;
+use crate::counters::MethodCounts;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
-use crate::log::MethodCounts;
 use crate::message::{message, Hex};
 use crate::shared::Shared;
 use crate::sys::{
-    jitarena_event, jitarena_head, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_KIND_SLOTS,
-    JITARENA_MAX_KINDS,
+    jitarena_event, jitarena_head, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_MAX_KINDS,
 };
-
-/// Number of kind slots of the head: every `u8` is one.
-pub(crate) const SLOTS: usize = JITARENA_KIND_SLOTS as usize;
 
 /// Largest request served: half the address space, so that no size arithmetic can wrap.
 pub(crate) const MAX_REQUEST: usize = isize::MAX as usize / 2;

@@ -121,7 +121,6 @@ pub(crate) fn lock_all() -> [MutexGuard<'static, Set>; SHARDS] {
 /// Records the arena at `addr` as live, owned by Rust code until [`hand_to_c`]; fails, with
 /// nothing recorded, only when the memory to record it cannot be had.
 pub(crate) fn register(addr: usize) -> Result<(), ()> {
-    crate::fork::install_handlers();
     shard(addr).insert(addr, Owner::Rust)
 }
 

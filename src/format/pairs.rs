@@ -1,6 +1,6 @@
 //! Reading the (bytes, allocations) pairs of a record's kinds: two LEB128 values at a time.
 //!
-//! The portable reader ([`Portable`], [`super::varint_pair_at`]) branches on the values'
+//! The portable reader ([`Portable`], [`super::varint::varint_pair_at`]) branches on the values'
 //! lengths, and those vary from kind to kind, so the processor mispredicts about two pairs in
 //! five (callgrind's branch simulation of `jitarena stats` on generated logs). Where the processor has BMI2's parallel bit extract and runs it in hardware
 //! ([`Pext::detect`]), [`Pext`] reads any two values that end within the next eight bytes
@@ -10,7 +10,8 @@
 // The table and its index serve only the x86-64 reader (and the tests) elsewhere.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 
-use super::{varint_pair_at, Malformed};
+use super::payload::Malformed;
+use super::varint::varint_pair_at;
 
 /// Reads the pair of LEB128 values at byte `at` of `bytes`: their values and the position
 /// after them, with the errors of [`super::varint_at`].

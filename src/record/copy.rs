@@ -5,7 +5,7 @@
 //! ([`copyable`]); anything else is decoded and encoded again.
 
 use super::{Head, Prev, BY_PHASE, LAST_PHASE_DERIVED, RESERVED_4K, SCHEMA_FOLLOWS, TIER_SHIFT};
-use crate::format::{put_varint, Put};
+use crate::format::{put_varint, strict_at, Put};
 
 /// The head bits a copy keeps: every bit below the schema and tier ids.
 const COUNTER_BITS: u64 = SCHEMA_FOLLOWS - 1;
@@ -37,42 +37,10 @@ impl<'a> Strict<'a> {
     }
 }
 
-/// The minimal varint at `at` in `bytes` and the position after it: one or two bytes (most
-/// numbers) inline, longer ones out of line. `None` when it runs past the end, is longer than
-/// 64 bits or is padded (a last byte of 0 after others: not the writer's encoding).
+/// The minimal varint at `at` in `bytes` and the position after it (see [`strict_at`]).
 #[inline(always)]
 fn varint_at(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
-    match bytes.get(at) {
-        Some(&first) if first < 0x80 => Some((u64::from(first), at + 1)),
-        Some(&first) => match bytes.get(at + 1) {
-            Some(&second) if second < 0x80 && second != 0 => {
-                Some((u64::from(first & 0x7f) | u64::from(second) << 7, at + 2))
-            }
-            _ => varint_long(bytes, at),
-        },
-        None => None,
-    }
-}
-
-#[inline(never)]
-fn varint_long(bytes: &[u8], mut at: usize) -> Option<(u64, usize)> {
-    let mut value = 0;
-    let mut shift = 0;
-    loop {
-        let byte = *bytes.get(at)?;
-        at += 1;
-        if shift == 63 && byte > 1 {
-            return None;
-        }
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            return (byte != 0 || shift == 0).then_some((value, at));
-        }
-        shift += 7;
-        if shift > 63 {
-            return None;
-        }
-    }
+    strict_at(bytes, at)
 }
 
 /// The 8 bytes at `at` as a little-endian word, if there are 8.
@@ -473,7 +441,7 @@ pub(crate) fn put_head(
 mod tests {
     use super::super::{decode_counts, encode, Scratch};
     use super::*;
-    use crate::log::MethodCounts;
+    use crate::counters::MethodCounts;
 
     /// SplitMix64, for reproducible cases.
     struct Rng(u64);

@@ -230,7 +230,7 @@ fn method_done(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("jitarena-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let log = dir.join("bench.jas");
-    jitarena::method::log_open(log.to_str().expect("path")).expect("log");
+    jitarena::process::log_open(log.to_str().expect("path")).expect("log");
     group.bench_function("fill+method_done-log", |b| {
         b.iter(|| {
             fill(&arena);
@@ -257,7 +257,7 @@ fn method_done(c: &mut Criterion) {
             start.elapsed()
         })
     });
-    jitarena::method::log_close().expect("close");
+    jitarena::process::log_close().expect("close");
     let _ = std::fs::remove_dir_all(&dir);
     group.finish();
 }

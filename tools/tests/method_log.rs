@@ -21,11 +21,11 @@ fn eight_threads_of_methods_into_one_log_lose_and_tear_nothing() {
     const THREADS: u64 = 8;
     const METHODS: u64 = 2500;
     let path = tmp("threads.jas");
-    jitarena::method::log_open(path.to_str().unwrap()).unwrap();
-    let err = jitarena::method::log_open(path.to_str().unwrap()).unwrap_err();
+    jitarena::process::log_open(path.to_str().unwrap()).unwrap();
+    let err = jitarena::process::log_open(path.to_str().unwrap()).unwrap_err();
     assert!(err.message.contains("already open"), "{err}");
-    jitarena::method::aggregate_reset();
-    jitarena::method::aggregate_enable(true);
+    jitarena::process::aggregate_reset();
+    jitarena::process::aggregate_enable(true);
     let handles: Vec<_> = (0..THREADS)
         .map(|t| {
             std::thread::spawn(move || {
@@ -51,7 +51,7 @@ fn eight_threads_of_methods_into_one_log_lose_and_tear_nothing() {
         })
         .collect();
     handles.into_iter().for_each(|h| h.join().unwrap());
-    jitarena::method::log_close().unwrap();
+    jitarena::process::log_close().unwrap();
 
     let (records, warnings) = log::read_all(&path).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
@@ -70,7 +70,7 @@ fn eight_threads_of_methods_into_one_log_lose_and_tear_nothing() {
         assert_eq!(r.counts.kinds, vec![((t % 3) as u32, n * 8 * (t + 1), n)]);
         assert_eq!(r.counts.phases, vec![((j % 2) as u32, n * 8 * (t + 1))]);
     }
-    let aggregate = jitarena::method::aggregate();
+    let aggregate = jitarena::process::aggregate();
     let methods: u64 = aggregate.iter().map(|a| a.1).sum();
     assert_eq!(methods, THREADS * METHODS);
 }

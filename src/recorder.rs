@@ -1,23 +1,26 @@
-//! The end of a method: the process-wide aggregate, the stats log and the trace recorder that
-//! `jitarena_method_done` feeds. Each is process-wide state behind its own lock, taken once per
+//! The process-wide recorder: what `jitarena_method_done` feeds at the end of each method (the
+//! aggregate, the stats log, the trace), and the count of forks that tells a child its
+//! parent's files from its own. Each is process-wide state behind its own lock, taken once per
 //! method, never per allocation. A JIT that links its own copy of this library has its own.
+//! The API layer ([`crate::process`], the C entry points) installs the fork handlers before it
+//! calls in here.
 //!
 //! `JITARENA_LOG` and `JITARENA_TRACE` are read with the C library's `getenv` (`std::env`
 //! copies the value with an allocation that aborts when memory runs out): as for any `getenv`,
 //! no other thread may change the environment (`std::env::set_var`) at the same time.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::arena::raw::RawArena;
+use crate::counters::MethodCounts;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
 use crate::file::{self, OutFile};
-use crate::fork;
 use crate::format::io_error;
-use crate::log::{LogWriter, MethodCounts};
+use crate::log::LogWriter;
 use crate::message::{message, Message};
 use crate::shared::Shared;
 use crate::trace::TraceWriter;
@@ -39,14 +42,14 @@ struct Sink<W> {
     /// The path as given, `%p` unexpanded.
     pattern: String,
     writer: W,
-    /// [`fork::count`] when it was opened: a sink opened before a fork belongs to the parent.
+    /// [`forks`] when it was opened: a sink opened before a fork belongs to the parent.
     forks: u64,
 }
 
 impl<W> Sink<W> {
     /// Whether this process is a fork of the one that opened the file.
     fn inherited(&self) -> bool {
-        self.forks != fork::count()
+        self.forks != forks()
     }
 }
 
@@ -119,10 +122,20 @@ pub(crate) fn lock_all() -> Held {
     }
 }
 
-/// In a forked child (from the fork handler, so only atomic stores): arenas created from now
-/// on do not record, since the trace belongs to the parent.
+/// Forks between the process that loaded the library and this one (counted in the child).
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+/// Forks between the process that loaded the library and this one: a file opened when the
+/// count was different belongs to an ancestor.
+pub(crate) fn forks() -> u64 {
+    FORKS.load(Ordering::Acquire)
+}
+
+/// In a forked child (from the fork handler, so only atomic operations): counts the fork, and
+/// arenas created from now on do not record, since the trace belongs to the parent.
 #[cfg_attr(not(unix), allow(dead_code))] // the fork handlers' (Unix)
-pub(crate) fn forget_recording_in_child() {
+pub(crate) fn forked_into_child() {
+    FORKS.fetch_add(1, Ordering::AcqRel);
     RECORDING.store(false, Ordering::Release);
 }
 
@@ -218,7 +231,7 @@ fn open_into<W>(
             path,
             pattern,
             writer,
-            forks: fork::count(),
+            forks: forks(),
         })
     })();
     // A parent's file is let go of (this process only closes its descriptor) once the new
@@ -329,7 +342,6 @@ fn append<W>(
 
 /// Opens the stats log at `path` (`%p`: the process id), truncating it.
 pub fn log_open(path: &str) -> Result<(), Error> {
-    fork::install_handlers();
     let mut out = lock(&LOG);
     let result = open_into(&mut out, path, "stats log", LogWriter::new);
     LOG_MAY_WRITE.store(out.open.is_some(), Ordering::Release);
@@ -352,7 +364,6 @@ pub(crate) fn wants_method_info(arena: &RawArena) -> bool {
 
 /// Starts recording the allocations of arenas created from now on into a binary trace.
 pub fn trace_open(path: &str) -> Result<(), Error> {
-    fork::install_handlers();
     TRACE_ENV_DONE.store(true, Ordering::Release);
     open_into(&mut lock(&TRACE), path, "trace", TraceWriter::new)?;
     RECORDING.store(true, Ordering::Release);
@@ -371,7 +382,6 @@ pub fn trace_close() -> Result<(), Error> {
 /// next call tries again. Another failure to open it is said on the standard error, once.
 pub(crate) fn trace_recording() -> Result<bool, Error> {
     if !TRACE_ENV_DONE.load(Ordering::Acquire) {
-        fork::install_handlers();
         let mut out = lock(&TRACE);
         if !out.env_consulted {
             out.env_consulted = true;
@@ -407,7 +417,6 @@ pub(crate) fn method_done(arena: &mut RawArena, method: MethodRef<'_>) -> Result
         // A throughput run: nothing reads this method's counters.
         return Ok(());
     }
-    fork::install_handlers();
     // The arena's own buffers, taken out while the arena is read into them.
     let mut counts = std::mem::take(&mut arena.method_counts);
     let done = method_done_with(arena, method, aggregate, &mut counts);

@@ -9,7 +9,7 @@
 //! of any slice then follows from two prefix CRCs and one multiplication in GF(2)\[x\] modulo
 //! the CRC polynomial (CRC-32 is linear), so that every candidate costs a constant.
 
-use crate::format::Payload;
+use super::payload::Payload;
 
 /// The CRC-32 (IEEE) polynomial, bit-reflected: bit 31 stands for x^0, bit 0 for x^31.
 const POLY: u32 = 0xEDB8_8320;
