@@ -24,7 +24,7 @@ pub struct Schema {
 }
 
 /// The most kinds, and the most phases, of a schema read from a stats log or united from
-/// several ([`Schema::read`]): 16 times an arena's kinds, 4 times its phases. Every record of a
+/// several ([`Schema::of_log`]): 16 times an arena's kinds, 4 times its phases. Every record of a
 /// merged log carries a bitmap over the union's slots, so a bound on them bounds what a merge
 /// can write for each record, whatever schema a crafted log defines.
 pub const MAX_LOG_NAMES: usize = 4096;
@@ -58,15 +58,15 @@ impl Schema {
     /// and phases): logs merged from many processes, or written by other tools, may name more
     /// than 255 kinds, and readers count them all. Arenas (and replay) keep the limits of
     /// [`Schema::new`].
-    pub fn read(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
+    pub fn of_log(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
         check_names("kind", &kinds, MAX_LOG_NAMES, first_repeat_sorted)?;
         check_names("phase", &phases, MAX_LOG_NAMES, first_repeat_sorted)?;
         Ok(Schema { kinds, phases })
     }
 
     /// A schema united from the schemas of several logs, for a report over them (`stats`):
-    /// its names checked as [`Schema::read`] checks them, but any number of them. A union that
-    /// is written as a log's schema (a merge) keeps [`Schema::read`]'s limits.
+    /// its names checked as [`Schema::of_log`] checks them, but any number of them. A union that
+    /// is written as a log's schema (a merge) keeps [`Schema::of_log`]'s limits.
     pub fn united(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
         check_names("kind", &kinds, usize::MAX, first_repeat_sorted)?;
         check_names("phase", &phases, usize::MAX, first_repeat_sorted)?;
@@ -367,6 +367,17 @@ pub fn checked_sum(values: impl IntoIterator<Item = u64>) -> Option<u64> {
         .try_fold(0u64, |sum, v| sum.checked_add(v))
 }
 
+/// One method's record: its schema, who it is, what it allocated (a stats log's record).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MethodRecord {
+    /// The kind and phase names the counters refer to.
+    pub schema: Shared<Schema>,
+    /// Who.
+    pub info: MethodInfo,
+    /// What it allocated.
+    pub counts: MethodCounts,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,7 +466,7 @@ mod tests {
         assert_eq!(first_repeat_sorted(&[]).unwrap(), None);
         let mut many: Vec<String> = (0..MAX_LOG_NAMES - 1).map(|i| format!("Kind{i}")).collect();
         many.push("Kind1234".into());
-        let err = Schema::read(many.clone(), Vec::new()).expect_err("a repeated name");
+        let err = Schema::of_log(many.clone(), Vec::new()).expect_err("a repeated name");
         assert!(
             err.message
                 .contains("kind 4095 repeats the name \"Kind1234\""),
@@ -463,7 +474,7 @@ mod tests {
             err.message
         );
         many.push("Kind4096".into());
-        let err = Schema::read(many, Vec::new()).expect_err("too many names");
+        let err = Schema::of_log(many, Vec::new()).expect_err("too many names");
         assert!(
             err.message.contains("4097 kinds given, at most 4096"),
             "{}",

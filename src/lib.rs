@@ -25,7 +25,6 @@ pub mod format;
 pub mod log;
 mod message;
 pub mod process;
-mod record;
 mod recorder;
 pub mod shared;
 pub mod trace;

@@ -37,7 +37,7 @@ pub struct MethodRef<'a> {
 }
 
 /// A file being written, with its (expanded) path for messages.
-struct Sink<W> {
+struct OpenFile<W> {
     path: PathBuf,
     /// The path as given, `%p` unexpanded.
     pattern: String,
@@ -46,7 +46,7 @@ struct Sink<W> {
     forks: u64,
 }
 
-impl<W> Sink<W> {
+impl<W> OpenFile<W> {
     /// Whether this process is a fork of the one that opened the file.
     fn inherited(&self) -> bool {
         self.forks != forks()
@@ -55,7 +55,7 @@ impl<W> Sink<W> {
 
 /// An output that may be opened explicitly or, at first use, from an environment variable.
 struct Output<W> {
-    open: Option<Sink<W>>,
+    open: Option<OpenFile<W>>,
     env_consulted: bool,
     /// Why the file that records should go to could not be opened (the one the environment
     /// variable names, or a per-process log reopened in a forked child): every record is
@@ -221,13 +221,13 @@ fn open_into<W>(
             ),
         ));
     }
-    let opened = (|| -> Result<Sink<W>, Error> {
+    let opened = (|| -> Result<OpenFile<W>, Error> {
         let path = expand_path(pattern)?;
         let no_memory = || out_of_memory("no memory for a name");
         let pattern = fallible::string(pattern).ok_or_else(no_memory)?;
         let file = create(&path)?;
         let writer = make(file).map_err(|e| io_error(&path, "write", &e))?;
-        Ok(Sink {
+        Ok(OpenFile {
             path,
             pattern,
             writer,
@@ -267,7 +267,7 @@ fn close_from<W>(
 
 /// The error for a record refused because this process is a fork of the one that opened
 /// the file.
-fn forked_error<W>(sink: &Sink<W>, what: &str) -> Error {
+fn forked_error<W>(sink: &OpenFile<W>, what: &str) -> Error {
     Error::new(
         ErrorCode::State,
         message!(
@@ -286,7 +286,7 @@ fn forked_error<W>(sink: &Sink<W>, what: &str) -> Error {
 /// Writes one record with `write`; on failure, removes what reached the file of it so that
 /// the file stays readable, and says whether later records can still be written.
 fn append<W>(
-    sink: &mut Sink<W>,
+    sink: &mut OpenFile<W>,
     what: &str,
     torn: impl FnOnce(&W) -> Option<(u64, u64)>,
     write: impl FnOnce(&mut W) -> std::io::Result<()>,

@@ -176,9 +176,9 @@ fn every_entry_program(name: &str, lib: &Path) -> PathBuf {
 
 /// The readers of logs and traces (for the tools): `--gc-sections` must leave them out of a JIT.
 const READERS: &[&str] = &[
-    "jitarena::log::LogReader",
+    "jitarena::log::reader::LogReader",
     "jitarena::format::dictionary::DictionaryReader",
-    "jitarena::log::read_all",
+    "jitarena::log::reader::read_all",
     "jitarena::trace::TraceReader",
     "jitarena::trace::read_text",
     "jitarena::trace::open",

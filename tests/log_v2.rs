@@ -48,7 +48,7 @@ fn sample() -> Vec<MethodRecord> {
         schema(&["A", "B", "C"], &["P", "Q"]),
         // More than 64 kinds and phases: bitmaps of more than one word.
         Shared::new(
-            Schema::read(
+            Schema::of_log(
                 (0..100).map(|i| format!("K{i}")).collect(),
                 (0..70).map(|i| format!("P{i}")).collect(),
             )

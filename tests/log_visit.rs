@@ -108,7 +108,7 @@ fn agree(path: &Path) -> Result<usize, String> {
 
 fn schema(kinds: usize, phases: usize) -> Shared<Schema> {
     let names = |p: &str, n: usize| (0..n).map(|i| format!("{p}{i}")).collect();
-    Shared::new(Schema::read(names("K", kinds), names("P", phases)).unwrap())
+    Shared::new(Schema::of_log(names("K", kinds), names("P", phases)).unwrap())
 }
 
 /// 12 records over three schemas (one of 100 kinds and 70 phases), with the invalid-kind and

@@ -172,7 +172,7 @@ impl DictionaryReader {
                         }
                         Schema::new(kinds, phases)
                     }
-                    None => Schema::read(kinds, phases),
+                    None => Schema::of_log(kinds, phases),
                 }
                 .map_err(|e| reader.corrupt(frame.offset, &e.message))?;
                 self.schemas.push(Shared::new(schema));

@@ -17,6 +17,7 @@ mod frames;
 mod pairs;
 mod payload;
 mod put;
+pub(crate) mod record;
 pub(crate) mod resync;
 mod source;
 pub mod spec;

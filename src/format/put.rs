@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::varint::{self, MAX_VARINT};
+use super::varint::{self, VarintOut, MAX_VARINT};
 
 /// Where the encoders below append: a `Vec<u8>`, which grows as `Vec` does (the tools and
 /// tests), or the library's own buffer that grows only while memory can be had (the writers a
@@ -33,7 +33,7 @@ impl Put for Vec<u8> {
 
     #[inline]
     fn varint(&mut self, value: u64) {
-        varint::encode(value, |byte| self.push(byte));
+        VarintOut::varint(self, value);
     }
 
     fn written(&self) -> usize {
@@ -134,18 +134,16 @@ impl Put for TryBuf {
             let (b, n) = varint::encoded(value);
             return self.put(b.get(..n).unwrap_or(&b));
         }
-        // SAFETY: the `MAX_VARINT` bytes after `len` are allocated (checked above), and a
-        // varint of 64 bits takes at most that many (`encode` writes one byte per call, at
-        // most ten calls); each is written before the length covers it.
-        unsafe {
-            let at = self.bytes.as_mut_ptr().add(len);
-            let mut n = 0;
-            let written = varint::encode(value, |byte| {
-                at.add(n).write(byte);
-                n += 1;
-            });
-            self.bytes.set_len(len + written);
-        }
+        let mut room = Room {
+            // SAFETY: `len` is within the allocation (it is the length).
+            at: unsafe { self.bytes.as_mut_ptr().add(len) },
+            n: 0,
+        };
+        room.varint(value);
+        // SAFETY: the `MAX_VARINT` bytes after `len` are allocated (checked above), a varint
+        // of 64 bits takes at most that many, and `room` wrote each before the length covers
+        // it.
+        unsafe { self.bytes.set_len(len + room.n) };
     }
 
     fn written(&self) -> usize {
@@ -165,6 +163,32 @@ impl TryBuf {
             && self.bytes.try_reserve(bytes.len()).is_ok()
             && crate::fallible::extend_within(&mut self.bytes, bytes);
         self.short |= !fits;
+    }
+}
+
+/// Allocated room after a buffer's length, at least [`MAX_VARINT`] bytes of it, that one value
+/// is written into without a bounds check per byte.
+struct Room {
+    at: *mut u8,
+    n: usize,
+}
+
+impl VarintOut for Room {
+    const COUNTED: bool = true;
+
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        // SAFETY: `TryBuf::varint` makes a room only with `MAX_VARINT` allocated bytes after
+        // `at`, and one value writes at most that many.
+        unsafe { self.at.add(self.n).write(b) };
+        self.n += 1;
+    }
+}
+
+impl VarintOut for Vec<u8> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.push(b);
     }
 }
 

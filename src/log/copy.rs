@@ -12,12 +12,16 @@ use std::sync::Arc;
 
 use std::cell::Cell;
 
+use super::reader::LogReader;
 use super::visit::visit_v2;
-use super::{CountsVisitor, LogReader, LogWriter, MethodRecord, FRAME_METHOD};
+use super::visit::CountsVisitor;
+use super::writer::LogWriter;
+use crate::counters::MethodRecord;
 use crate::counters::Schema;
 use crate::error::{Error, ErrorCode};
+use crate::format::record;
+use crate::format::spec::FRAME_METHOD;
 use crate::format::Put;
-use crate::record;
 use crate::shared::Shared;
 
 /// A version-2 record whose counters can be copied to another log as they are (see

@@ -5,10 +5,11 @@
 
 use std::cell::Cell;
 
-use super::{LogReader, MethodCounts, MethodRecord};
+use super::reader::LogReader;
+use crate::counters::{MethodCounts, MethodRecord};
 use crate::error::Error;
+use crate::format::record::{self, CountsSink};
 use crate::format::Malformed;
-use crate::record::{self, Sink};
 
 /// Receives the counters of a record as [`LogReader::visit_current`] decodes them.
 pub trait CountsVisitor {
@@ -34,7 +35,7 @@ pub trait CountsVisitor {
 /// A visitor as the decoder's sink.
 struct Visiting<'a, V>(&'a mut V);
 
-impl<V: CountsVisitor> Sink for Visiting<'_, V> {
+impl<V: CountsVisitor> CountsSink for Visiting<'_, V> {
     #[inline(always)]
     fn kind(&mut self, slot: u32, bytes: u64, count: u64) {
         self.0.kind(slot, bytes, count);
@@ -138,7 +139,7 @@ pub(super) fn visit_v2<V: CountsVisitor>(
         return Ok(());
     }
     v.start(record);
-    let scalars = record::decode_into_sink(payload, head, kinds, phases, &mut Visiting(v))?;
+    let scalars = record::decode_into(payload, head, kinds, phases, &mut Visiting(v))?;
     v.sums(scalars.kind_sums.0, scalars.kind_sums.1);
     let c = &mut record.counts;
     scalars.set(c);

@@ -304,7 +304,7 @@ mod tests {
 
     fn schema(kinds: &[&str]) -> Shared<Schema> {
         let kinds = kinds.iter().map(|k| k.to_string()).collect();
-        Shared::new(Schema::read(kinds, vec!["Import".to_string()]).unwrap())
+        Shared::new(Schema::of_log(kinds, vec!["Import".to_string()]).unwrap())
     }
 
     /// A file that gains a kind between a tool's two readings (a JIT still appending to it):

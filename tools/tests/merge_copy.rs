@@ -335,7 +335,7 @@ fn logs_whose_kinds_add_up_to_more_than_a_log_holds_are_refused() {
         let kinds: Vec<String> = (from..from + most / 2 + 1)
             .map(|i| format!("K{i}"))
             .collect();
-        let schema = Shared::new(Schema::read(kinds, vec!["P".to_string()]).unwrap());
+        let schema = Shared::new(Schema::of_log(kinds, vec!["P".to_string()]).unwrap());
         let path = tmp(name);
         let mut w = jitarena::log::LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
         let counts = MethodCounts {

@@ -175,8 +175,8 @@ fn shards() -> (Vec<PathBuf>, Vec<MethodRecord>) {
     use jitarena::Shared;
     let names = |p: &str, n: usize| (0..n).map(|i| format!("{p}{i}")).collect();
     let schemas = [
-        Shared::new(Schema::read(names("K", 5), names("P", 3)).unwrap()),
-        Shared::new(Schema::read(names("Q", 70), names("R", 2)).unwrap()),
+        Shared::new(Schema::of_log(names("K", 5), names("P", 3)).unwrap()),
+        Shared::new(Schema::of_log(names("Q", 70), names("R", 2)).unwrap()),
     ];
     let mut all = Vec::new();
     let mut paths = Vec::new();
@@ -278,7 +278,7 @@ fn marks_do_not_copy_a_long_name_shared_from_record_to_record() {
     use jitarena::Shared;
     // Records 1 to 2,999 share record 0's name of 256 KiB whole: each takes a few bytes of
     // the file, and a mark before each 1,024th would copy the name (2 GiB for 8M records).
-    let schema = Shared::new(Schema::read(vec!["K0".into()], vec!["P0".into()]).unwrap());
+    let schema = Shared::new(Schema::of_log(vec!["K0".into()], vec!["P0".into()]).unwrap());
     let record = |context: i64| MethodRecord {
         info: MethodInfo {
             name: Some("N".repeat(256 << 10)),

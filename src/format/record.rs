@@ -9,6 +9,7 @@
 use std::io;
 
 use crate::counters::MethodCounts;
+use crate::format::varint::VarintOut;
 use crate::format::{
     no_memory, put_varint, varint, varint_at, Malformed, PairReader, Payload, Portable, Put,
     TryBuf, MAX_VARINT,
@@ -53,7 +54,7 @@ struct Out<'a> {
     last_bitmap: usize,
 }
 
-impl Out<'_> {
+impl VarintOut for Out<'_> {
     #[inline(always)]
     fn byte(&mut self, b: u8) {
         if let Some(at) = self.buf.get_mut(self.at) {
@@ -61,12 +62,9 @@ impl Out<'_> {
         }
         self.at += 1;
     }
+}
 
-    #[inline(always)]
-    fn varint(&mut self, v: u64) {
-        varint::encode(v, |b| self.byte(b));
-    }
-
+impl Out<'_> {
     fn signed(&mut self, v: i64) {
         self.varint(varint::zigzag(v));
     }
@@ -565,7 +563,7 @@ fn for_each_slot(
 
 /// Where the kinds and phases of a record go as they are decoded: a [`MethodCounts`]'s lists,
 /// or a reader's visitor (see [`crate::log::CountsVisitor`]).
-pub(crate) trait Sink {
+pub(crate) trait CountsSink {
     /// `n` kinds follow (bounded by the bytes of the record).
     #[inline(always)]
     fn kinds(&mut self, _n: usize) {}
@@ -578,7 +576,7 @@ pub(crate) trait Sink {
     fn phase(&mut self, slot: u32, bytes: u64);
 }
 
-impl Sink for MethodCounts {
+impl CountsSink for MethodCounts {
     fn kinds(&mut self, n: usize) {
         self.kinds.clear();
         self.kinds.reserve(n);
@@ -601,7 +599,7 @@ impl Sink for MethodCounts {
 /// returns the sums of bytes and of counts, and whether either passed 2^64 - 1. With BMI2's
 /// `pext` where the processor runs it fast (`format::Pext`), else portably.
 #[inline(always)]
-fn read_kinds<S: Sink>(
+fn read_kinds<S: CountsSink>(
     p: &mut Payload<'_>,
     bitmap: &[u8],
     sink: &mut S,
@@ -616,7 +614,7 @@ fn read_kinds<S: Sink>(
 
 /// [`read_kinds_with`] for any processor.
 #[inline(never)]
-fn read_kinds_portable<S: Sink>(
+fn read_kinds_portable<S: CountsSink>(
     p: &mut Payload<'_>,
     bitmap: &[u8],
     sink: &mut S,
@@ -628,7 +626,7 @@ fn read_kinds_portable<S: Sink>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
 #[inline(never)]
-fn read_kinds_bmi2<S: Sink>(
+fn read_kinds_bmi2<S: CountsSink>(
     p: &mut Payload<'_>,
     bitmap: &[u8],
     sink: &mut S,
@@ -641,7 +639,7 @@ fn read_kinds_bmi2<S: Sink>(
 /// position is kept in a local, not in `p`, and each of its callers is a function of its own so
 /// that its state stays in registers.
 #[inline(always)]
-fn read_kinds_with<S: Sink, P: PairReader>(
+fn read_kinds_with<S: CountsSink, P: PairReader>(
     p: &mut Payload<'_>,
     bitmap: &[u8],
     sink: &mut S,
@@ -671,7 +669,7 @@ fn read_kinds_with<S: Sink, P: PairReader>(
 /// Decodes the bytes of the first `stored` phases set in `bitmap` from `p` into `sink`;
 /// returns their sum and the slot of the last phase set, if it is not stored (derived).
 #[inline(never)]
-fn read_phases<S: Sink>(
+fn read_phases<S: CountsSink>(
     p: &mut Payload<'_>,
     bitmap: &[u8],
     stored: usize,
@@ -730,7 +728,7 @@ pub(crate) fn has_by_phase(head: &Head) -> bool {
 /// Decodes the counters of a version-2 record (from [`Head::body`]) up to its kinds by phase,
 /// handing its kinds and phases to `sink`; returns its other fields and where it stands.
 #[inline(always)]
-fn decode_lists<'a, S: Sink>(
+fn decode_lists<'a, S: CountsSink>(
     payload: &'a [u8],
     head: &Head,
     kind_count: usize,
@@ -811,7 +809,7 @@ pub(crate) fn decode_counts(
 /// Decodes the counters of a version-2 record without kinds by phase ([`has_by_phase`] false)
 /// into `sink`, checking what [`decode_counts`] checks; returns its other fields. On an
 /// error, `sink` may have been handed part of the record.
-pub(crate) fn decode_into_sink<S: Sink>(
+pub(crate) fn decode_into<S: CountsSink>(
     payload: &[u8],
     head: &Head,
     kind_count: usize,
