@@ -4,37 +4,45 @@
     check_workflow.py [--matrix] PIPELINE.yml JITARENA_BINARY
 
 With --matrix, after the checks pass, prints the replay matrix as JSON on stdout (a list of
-{"collection", "shard", and the entry's other values by their last name, e.g. "programs"}), for
-a test to replay exactly what the pipeline replays.
+{"platform", "collection", "shard", and the collection's other values by their last name, e.g.
+"programs"}), for a test to replay exactly what the pipeline replays.
 
 Both kinds are read into one shape (jobs with their dependencies, matrix and steps) and checked
 the same way:
 
-- the file is valid YAML, with the jobs `build`, `replay` (after build) and `memdiff` (after
-  replay);
-- the replay matrix covers every collection with shards 0..SHARDS-1 (SHARDS, the pipeline's
-  variable), at least two collections, each with one set of values (e.g. one programs file), and
-  gives every shard its own artifact name;
+- the file is valid YAML, with the jobs `build`, `replay` (after build), `memdiff` (after
+  replay) and `summarize` (after memdiff);
+- build, replay and memdiff each run once per platform (a `platform` in their matrices, at
+  least two, the same platforms with the same values in each job); summarize runs once;
+- the replay matrix covers, on every platform, the same collections (at least two, each with one
+  set of values, e.g. one programs file) with shards 0..SHARDS-1 (SHARDS, the pipeline's
+  variable), and gives every entry its own artifact name;
 - every `jitarena` subcommand and flag it runs exists (asked of the binary), in the pipeline's
   scripts and in the repository scripts they call;
 - every repository path it names exists, once for each matrix entry where the path uses the
   matrix; every matrix reference (`${{ matrix.X }}`, Azure's `$(X)`) is defined;
-- memdiff runs over collections (--base-root/--diff-root) and writes the summary the job
-  publishes; a later step fails on its exit code;
+- the memdiff job merges its own platform's shards (`scripts/merge_shards.sh ... PLATFORM`), runs
+  memdiff over collections (--base-root/--diff-root) writing a JSON report, and a later step
+  fails on memdiff's exit code;
+- the summarize job runs `jitarena summarize` with one `--platform NAME REPORT` for each platform,
+  each REPORT the memdiff job's JSON report (its file name, under a directory naming the
+  platform), writes the summary (--md) that it publishes, and a later step fails on its exit code;
 - every action (`owner/name@vN`) or task (`Name@N`) is pinned to a major version.
 """
 import itertools
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SUBCOMMANDS = "memdiff|merge|replay|stats|dump|gen"
+SUBCOMMANDS = "memdiff|merge|replay|stats|dump|gen|summarize"
 PATH_RE = re.compile(r"(?<![\w/$.-])((?:examples|scripts|docs|include|\.azure|\.github)/[\w./-]*[\w/])")
+JOBS = (("build", None), ("replay", "build"), ("memdiff", "replay"), ("summarize", "memdiff"))
 
 
 def fail(message):
@@ -206,9 +214,9 @@ class Checker:
         return self.help[key]
 
     def commands(self, where, text):
-        """Checks every `jitarena SUB --flag` in a shell text; returns the memdiff invocations."""
+        """Checks every `jitarena SUB --flag` in a shell text; returns [(SUB, rest of the line)]."""
         text = text.replace("\\\n", " ")
-        memdiffs = []
+        runs = []
         for sub in re.findall(r"\bjitarena (\w[\w-]*)", text):
             if sub not in self.known:
                 fail(f"{where} runs `jitarena {sub}`, which is not a jitarena command ({sorted(self.known)})")
@@ -220,9 +228,8 @@ class Checker:
                 if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", out):
                     fail(f"{where} passes {flag} to `jitarena {sub}`, which does not take it")
                 self.checked += 1
-            if sub == "memdiff":
-                memdiffs.append(rest)
-        return memdiffs
+            runs.append((sub, rest))
+        return runs
 
     def paths(self, where, text):
         for ref in PATH_RE.findall(text):
@@ -233,6 +240,91 @@ class Checker:
             if ref.startswith("scripts/") and os.path.isfile(full) and not ref.endswith(".py"):
                 with open(full, encoding="utf-8") as f:
                     self.commands(f"{where} (through {ref})", f.read())
+
+
+def words(text):
+    """The words of a shell command line (quotes removed; a line shlex cannot split: its blanks)."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def platform_key(path, job):
+    """The matrix key that names a job's platform."""
+    key = next((k for k in ("platform.name", "platform") if job.matrix and k in job.matrix[0]), None)
+    if key is None:
+        fail(f"{path}: job {job.name} does not run once per platform (no platform in its matrix)")
+    for combo in job.matrix:
+        if key not in combo:
+            fail(f"{path}: job {job.name}: a matrix entry has no platform: {combo}")
+    return key
+
+
+def check_platforms(path, jobs):
+    """Build, replay and memdiff run on the same platforms, with the same values: returns
+    (the platforms in order, the keys that hold a platform's values)."""
+    build = jobs["build"]
+    if not build.matrix:
+        fail(f"{path}: the build job does not run once per platform (no matrix)")
+    bkey = platform_key(path, build)
+    # A platform's values are what the build matrix says of it (GitHub: platform.*; Azure: the
+    # build entry's variables).
+    values = {}
+    for combo in build.matrix:
+        if combo[bkey] in values:
+            fail(f"{path}: job build builds platform {combo[bkey]} twice")
+        values[combo[bkey]] = combo
+    platforms = list(values)
+    if len(platforms) < 2:
+        fail(f"{path}: the pipeline runs on {len(platforms)} platform; it shows at least two")
+    keys = set(build.matrix[0])
+    for name in ("replay", "memdiff"):
+        job = jobs[name]
+        if not job.matrix:
+            fail(f"{path}: the {name} job does not run once per platform (no matrix)")
+        key = platform_key(path, job)
+        if key != bkey:
+            fail(f"{path}: job {name} names its platform matrix.{key}, job build matrix.{bkey}")
+        seen = set()
+        for combo in job.matrix:
+            p = combo[key]
+            if p not in values:
+                fail(f"{path}: job {name} runs on platform {p}, which job build does not build")
+            for k in keys & set(combo):
+                if combo[k] != values[p][k]:
+                    fail(f"{path}: platform {p}'s {k} is {values[p][k]!r} in job build but {combo[k]!r} in job {name}")
+            seen.add(p)
+        if seen != set(platforms):
+            fail(f"{path}: job {name} runs on {sorted(seen)}, job build builds {platforms}")
+        if name == "memdiff" and len(job.matrix) != len(platforms):
+            fail(f"{path}: job memdiff runs more than once for a platform")
+    if jobs["summarize"].matrix:
+        fail(f"{path}: the summarize job runs once, over every platform (no matrix)")
+    return platforms, keys, bkey
+
+
+def published(kind, text):
+    """The files a step's script publishes as the run's summary."""
+    if kind == "github":
+        return re.findall(r"cat\s+(\S+)\s*>>\s*\"?\$GITHUB_STEP_SUMMARY", text)
+    return [os.path.basename(p) for p in re.findall(r"##vso\[task\.uploadsummary\]([^\"\s]+)", text)]
+
+
+def gated(path, kind, steps, index, what):
+    """Fails unless a step after steps[index] fails on the exit code that step records."""
+    script = steps[index].script
+    if kind == "github":
+        code = re.search(r"echo \"(\w+)=\$\?\" >> \"\$GITHUB_OUTPUT\"", script)
+        step_id = steps[index].raw.get("id")
+        gate = code and step_id and rf"steps\.{step_id}\.outputs\.{code.group(1)}\b\s*}}}}\"?\s*(=|-eq)\s*0"
+    else:
+        code = re.search(r"##vso\[task\.setvariable variable=(\w+)\]\$(\?|code)", script)
+        gate = code and rf"\$\({code.group(1)}\)\"?\s*(=|-eq)\s*0"
+        if code and code.group(2) == "code" and not re.search(r"\bcode=\$\?", script):
+            fail(f"{path}: the {what} step records $code without setting it from {what}'s exit code")
+    if not gate or not any(s.script and re.search(gate, s.script) for s in steps[index + 1 :]):
+        fail(f"{path}: no step after {what} fails on its exit code")
 
 
 def check(path, binary, matrix=False):
@@ -254,21 +346,20 @@ def check(path, binary, matrix=False):
     expand = github_expand if kind == "github" else azure_expand
 
     # The jobs and their order.
-    for job in ("build", "replay", "memdiff"):
+    for job, _ in JOBS:
         if job not in jobs:
             fail(f"{path}: no job '{job}'")
-    for name, needs in (("replay", "build"), ("memdiff", "replay")):
-        if needs not in jobs[name].needs:
+    for name, needs in JOBS:
+        if needs is not None and needs not in jobs[name].needs:
             fail(f"{path}: job {name} does not wait for job {needs}")
     for name, job in jobs.items():
         for dep in job.needs:
             if dep not in jobs:
                 fail(f"{path}: job {name} waits for job {dep}, which does not exist")
+    platforms, platform_keys, pkey = check_platforms(path, jobs)
 
-    # The replay matrix: every collection, every shard, one artifact each.
+    # The replay matrix: on every platform the same collections, every shard, one artifact each.
     replay = jobs["replay"]
-    if not replay.matrix:
-        fail(f"{path}: the replay job is not sharded over a matrix")
     shards = variables.get("SHARDS")
     if shards is None or not shards.isdigit() or int(shards) < 1:
         fail(f"{path}: no SHARDS variable (a positive count of shards per collection)")
@@ -279,28 +370,31 @@ def check(path, binary, matrix=False):
     for combo in replay.matrix:
         if ckey not in combo or "shard" not in combo:
             fail(f"{path}: a replay matrix entry has no collection or shard: {combo}")
-        rest = {k: v for k, v in combo.items() if k != "shard"}
-        have = collections.setdefault(combo[ckey], {"rest": rest, "shards": []})
+        rest = {k: v for k, v in combo.items() if k != "shard" and k not in platform_keys}
+        have = collections.setdefault(combo[ckey], {"rest": rest, "shards": {}})
         if have["rest"] != rest:
-            fail(f"{path}: collection {combo[ckey]} is replayed with different values in different shards: {have['rest']} and {rest}")
-        have["shards"].append(combo["shard"])
+            fail(f"{path}: collection {combo[ckey]} is replayed with different values in different entries: {have['rest']} and {rest}")
+        have["shards"].setdefault(combo[pkey], []).append(combo["shard"])
     if len(collections) < 2:
         fail(f"{path}: the replay matrix has {len(collections)} collection; the pipeline shows at least two")
     expected = [str(s) for s in range(int(shards))]
     for name, have in collections.items():
-        if sorted(have["shards"], key=int) != expected:
-            fail(f"{path}: collection {name} has shards {sorted(have['shards'], key=int)}, not 0..{int(shards) - 1} (SHARDS={shards})")
+        for platform in platforms:
+            got = sorted(have["shards"].get(platform, []), key=int)
+            if got != expected:
+                fail(f"{path}: collection {name} has shards {got} on {platform}, not 0..{int(shards) - 1} (SHARDS={shards})")
     artifacts = [s.artifact for s in replay.steps if s.artifact is not None]
     if not artifacts:
         fail(f"{path}: the replay job uploads no logs")
     for template in artifacts:
         names = [expand(template, combo) for combo in replay.matrix]
         if len(set(names)) != len(names):
-            fail(f"{path}: the replay job's artifact {template!r} does not name a different artifact for every collection and shard")
+            fail(f"{path}: the replay job's artifact {template!r} does not name a different artifact for every platform, collection and shard")
 
     # Commands, paths and matrix references.
     checker = Checker(path, binary)
-    memdiffs, scripts = [], 0
+    runs = {"memdiff": [], "summarize": []}
+    scripts = 0
     for name, job in jobs.items():
         assigned = set()
         for index, step in enumerate(job.steps):
@@ -309,10 +403,9 @@ def check(path, binary, matrix=False):
                 continue
             scripts += 1
             text = step.script
-            if name == "memdiff":
-                memdiffs.extend((index, rest) for rest in checker.commands(where, text))
-            else:
-                checker.commands(where, text)
+            for sub, rest in checker.commands(where, text):
+                if sub == name and name in runs:
+                    runs[name].append((index, rest))
             if kind == "azure":
                 for var in MACRO.findall(text):
                     if var not in variables and var not in assigned and not any(var in c for c in job.matrix):
@@ -326,32 +419,61 @@ def check(path, binary, matrix=False):
             for combo in job.matrix or [{}]:
                 checker.paths(where, expand(text, combo))
 
-    # memdiff over collections, its summary published, its exit code the gate.
-    if not memdiffs:
+    # The memdiff job: its platform's shards merged, memdiff over collections, its exit code the
+    # platform's gate.
+    job = jobs["memdiff"]
+    for combo in job.matrix:
+        merges = [
+            words(m.group(0))
+            for s in job.steps
+            if s.script
+            for m in re.finditer(r"scripts/merge_shards\.sh\b[^\n;|&]*", expand(s.script.replace("\\\n", " "), combo))
+        ]
+        if not merges:
+            fail(f"{path}: the memdiff job does not merge the shards with scripts/merge_shards.sh")
+        for argv in merges:
+            if len(argv) != 5 or argv[4] != combo[pkey]:
+                fail(
+                    f"{path}: the memdiff job on {combo[pkey]} runs `{' '.join(argv)}`, which does not merge "
+                    f"that platform's shards alone (merge_shards.sh DIR OUT COUNT PLATFORM)"
+                )
+    if not runs["memdiff"]:
         fail(f"{path}: the memdiff job does not run `jitarena memdiff`")
-    index, args = memdiffs[-1]
-    for flag in ("--base-root", "--diff-root", "--md", "--json", "--html"):
+    index, args = runs["memdiff"][-1]
+    for flag in ("--base-root", "--diff-root", "--json"):
         if not re.search(rf"{flag}(?![\w-])", args):
             fail(f"{path}: the memdiff job's `jitarena memdiff` has no {flag}")
-    md = re.search(r"--md\s+(\S+)", args).group(1)
-    md_files = {md} | set(re.findall(r"--md-long\s+(\S+)", args))
-    steps = jobs["memdiff"].steps
-    diff_step = steps[index].script
-    if kind == "github":
-        published = re.findall(r"cat\s+(\S+)\s*>>\s*\"?\$GITHUB_STEP_SUMMARY", diff_step)
-        code = re.search(r"echo \"(\w+)=\$\?\" >> \"\$GITHUB_OUTPUT\"", diff_step)
-        step_id = steps[index].raw.get("id")
-        gate = code and step_id and rf"steps\.{step_id}\.outputs\.{code.group(1)}\b\s*}}}}\"?\s*(=|-eq)\s*0"
-    else:
-        published = [os.path.basename(p) for p in re.findall(r"##vso\[task\.uploadsummary\]([^\"\s]+)", diff_step)]
-        code = re.search(r"##vso\[task\.setvariable variable=(\w+)\]\$(\?|code)", diff_step)
-        gate = code and rf"\$\({code.group(1)}\)\"?\s*(=|-eq)\s*0"
-        if code and code.group(2) == "code" and not re.search(r"\bcode=\$\?", diff_step):
-            fail(f"{path}: the memdiff step records $code without setting it from memdiff's exit code")
-    if not any(p in md_files for p in published):
-        fail(f"{path}: the memdiff job publishes no summary written by memdiff (it writes {sorted(md_files)}, publishes {published})")
-    if not gate or not any(s.script and re.search(gate, s.script) for s in steps[index + 1 :]):
-        fail(f"{path}: no step after memdiff fails on its exit code")
+    report = os.path.basename(re.search(r"--json\s+(\S+)", args).group(1))
+    gated(path, kind, job.steps, index, "memdiff")
+
+    # The summarize job: every platform's report, the summary published, its exit code the gate.
+    job = jobs["summarize"]
+    if not runs["summarize"]:
+        fail(f"{path}: the summarize job does not run `jitarena summarize`")
+    index, args = runs["summarize"][-1]
+    argv = words(args)
+    given = {}
+    for i, word in enumerate(argv):
+        if word == "--platform":
+            if i + 2 >= len(argv):
+                fail(f"{path}: the summarize job's --platform lacks a NAME and a REPORT")
+            name, file = argv[i + 1], argv[i + 2]
+            if name in given:
+                fail(f"{path}: the summarize job gives platform {name} twice")
+            given[name] = file
+    if sorted(given) != sorted(platforms):
+        fail(f"{path}: the summarize job summarizes {sorted(given)}, the pipeline runs on {sorted(platforms)}")
+    for name, file in given.items():
+        parts = file.replace("\\", "/").split("/")
+        if parts[-1] != report or not any(name in part for part in parts[:-1]):
+            fail(f"{path}: the summarize job reads {file} for {name}: not the memdiff job's {report} in a directory naming {name}")
+    md = re.search(r"--md\s+(\S+)", args)
+    if md is None:
+        fail(f"{path}: the summarize job's `jitarena summarize` writes no --md summary")
+    shown = published(kind, job.steps[index].script)
+    if md.group(1) not in shown:
+        fail(f"{path}: the summarize job publishes no summary written by summarize (it writes {md.group(1)}, publishes {shown})")
+    gated(path, kind, job.steps, index, "summarize")
 
     # Actions and tasks pinned to a major version.
     pin = r"^[\w-]+/[\w.-]+(/[\w.-]+)*@v\d+$" if kind == "github" else r"^[\w.-]+@\d+$"
@@ -360,17 +482,17 @@ def check(path, binary, matrix=False):
             if step.ref is not None and not re.match(pin, str(step.ref)):
                 fail(f"{path}: job {name} uses {step.ref}, not pinned to a major version")
     print(
-        f"check_workflow: {path} ({kind}): {len(jobs)} jobs, {len(collections)} collections x {shards} shards, "
+        f"check_workflow: {path} ({kind}): {len(jobs)} jobs, {len(platforms)} platforms x {len(collections)} collections x {shards} shards, "
         f"{scripts} scripts, {checker.checked} references checked: ok",
         file=sys.stderr if matrix else sys.stdout,
     )
     if matrix:
         entries = []
         for combo in replay.matrix:
-            entry = {k.rsplit(".", 1)[-1]: v for k, v in combo.items() if k not in (ckey, "shard")}
-            entry.update(collection=combo[ckey], shard=int(combo["shard"]))
+            entry = {k.rsplit(".", 1)[-1]: v for k, v in combo.items() if k not in (ckey, "shard") and k not in platform_keys}
+            entry.update(platform=combo[pkey], collection=combo[ckey], shard=int(combo["shard"]))
             entries.append(entry)
-        entries.sort(key=lambda e: (e["collection"], e["shard"]))
+        entries.sort(key=lambda e: (platforms.index(e["platform"]), e["collection"], e["shard"]))
         print(json.dumps(entries))
 
 

@@ -1,14 +1,25 @@
-// minijit: compiles one arithmetic function at a time, the way a JIT compiles a method:
-// parse into a tree, lower into basic blocks of three-address code, simplify, allocate
-// registers by linear scan, emit bytecode, and check the bytecode by running it. Everything is
-// allocated from one jitarena arena per function, tagged with kinds named after the data
-// structures and phases named after the passes; jitarena_method_done() logs each function.
+// minijit: compiles one arithmetic function at a time, the way the .NET JIT compiles a method,
+// and counts its memory with jitarena the way docs/adopting.md has the .NET JIT do it:
+//
+// - a traits-based ArenaAllocatorT (arenaallocator.h) whose pages come from the host's slabs;
+// - CompAllocators that keep their kind's counter slot in Release builds;
+// - phases through BeginPhase and EndPhase;
+// - one record per method context, written by compCompileFinish with the context number the
+//   host gives and the tier of the attempt that produced the code;
+// - an optimized attempt that fails on an implementation limit is retried once in MinOpts, in
+//   the same arena, so that the context's one record holds the bytes of both attempts;
+// - the stats log opened at start-up from the JIT's own configuration, closed at shutdown.
+//
+// The compiler: parse into a tree, lower into basic blocks of three-address code, simplify,
+// allocate registers by linear scan, emit bytecode, and check the bytecode by running it.
 //
 // Built twice (CMakeLists.txt): the baseline, and a diff whose live intervals are heavier
-// (MINIJIT_HEAVY), a known regression for memdiff to find.
+// (MINIJIT_HEAVY), a known regression for memdiff to find; each names its build
+// (MINIJIT_BUILD_ID) in the stats log.
 #include "minijit.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdint>
 #include <cstring>
@@ -17,31 +28,256 @@
 #include <unordered_map>
 #include <vector>
 
-#include "jitarena.hpp"
+#include "arenaallocator.h"
 
 #ifndef MINIJIT_HEAVY
 #define MINIJIT_HEAVY 0
 #endif
+#ifndef MINIJIT_BUILD_ID
+#error "MINIJIT_BUILD_ID names this build in the stats log (CMakeLists.txt defines it)"
+#endif
 
 namespace {
 
-// Allocation kinds: one per data structure.
-enum Kind : uint32_t { K_Token, K_ASTNode, K_IR, K_Simplify, K_LSRA_Interval, K_LSRA, K_Bytecode, K_Count };
-const char* const KIND_NAMES[K_Count] = {"Token", "ASTNode", "IR", "Simplify", "LSRA_Interval", "LSRA", "Bytecode"};
-// Phases: one per pass.
-enum Phase : uint32_t { P_Parse, P_Lower, P_Simplify, P_RegAlloc, P_Emit, P_Count };
-const char* const PHASE_NAMES[P_Count] = {"Parse", "Lower", "Simplify", "RegAlloc", "Emit"};
+// ---- Memory kinds (the .NET JIT's compmemkind.h) and phases (compphases.h) ------------------
 
-template <typename T>
-using Vec = std::vector<T, jitarena_cxx::Allocator<T>>;
-template <typename K, typename V>
-using Map = std::unordered_map<K, V, std::hash<K>, std::equal_to<K>, jitarena_cxx::Allocator<std::pair<const K, V>>>;
+#define MINIJIT_MEM_KINDS(K) K(Token) K(ASTNode) K(IR) K(Simplify) K(LSRA_Interval) K(LSRA) K(Bytecode)
+
+enum CompMemKind : uint32_t
+{
+#define K(kind) CMK_##kind,
+    MINIJIT_MEM_KINDS(K)
+#undef K
+    CMK_Count
+};
+
+enum Phases : uint32_t
+{
+    PHASE_PARSE,
+    PHASE_LOWER,
+    PHASE_SIMPLIFY,
+    PHASE_REGALLOC,
+    PHASE_EMIT,
+    PHASE_NUMBER_OF
+};
+
+// ---- The host (the .NET JIT's g_jitHost) and the arena's traits ----------------------------
+
+const minijit_host* g_jitHost        = nullptr;
+bool                g_jitInitialized = false;
+bool                g_logOpen        = false;
+// Records that could not be written (a full disk, say): the compiles go on, shutdown says so.
+std::atomic<unsigned> g_recordFailures{0};
+std::string           g_firstRecordFailure;
 
 thread_local std::string last_error;
 
-struct CompileError {
-    std::string message;
+struct JitMemKindTraits
+{
+    using MemKind              = CompMemKind;
+    static constexpr int Count = CMK_Count;
+    static const char* const Names[CMK_Count];
+    // The phases the arena counts bytes by, and which build this is (in the stats log).
+    static constexpr uint32_t PhaseCount = PHASE_NUMBER_OF;
+    static const char* const  PhaseNames[PHASE_NUMBER_OF];
+    static constexpr const char* BuildId = MINIJIT_BUILD_ID;
+
+    // The host's slabs, as the .NET JIT's traits call g_jitHost->allocateSlab.
+    static void* allocateHostMemory(size_t size, size_t* pActualSize)
+    {
+        return g_jitHost->allocate_slab(g_jitHost->self, size, pActualSize);
+    }
+
+    static void freeHostMemory(void* block, size_t size)
+    {
+        g_jitHost->free_slab(g_jitHost->self, block, size);
+    }
+
+    // NOMEM(): unwinds the compile, which fails with CORJIT_OUTOFMEM (not retried).
+    [[noreturn]] static void outOfMemory()
+    {
+        throw std::bad_alloc();
+    }
 };
+
+const char* const JitMemKindTraits::Names[CMK_Count] = {
+#define K(kind) #kind,
+    MINIJIT_MEM_KINDS(K)
+#undef K
+};
+const char* const JitMemKindTraits::PhaseNames[PHASE_NUMBER_OF] = {"Parse", "Lower", "Simplify", "RegAlloc", "Emit"};
+
+using ArenaAllocator = ArenaAllocatorT<JitMemKindTraits>;
+using CompAllocator  = CompAllocatorT<JitMemKindTraits>;
+static_assert(sizeof(CompAllocator) == 2 * sizeof(void*),
+              "a CompAllocator is its arena and its kind's slot: one word more than the .NET JIT's Release one");
+
+// How a compile ends (the .NET JIT's CorJitResult), and the exception that ends it early.
+enum CorJitResult
+{
+    CORJIT_OK,
+    CORJIT_BADCODE,
+    CORJIT_OUTOFMEM,
+    CORJIT_INTERNALERROR,
+    CORJIT_IMPLLIMITATION
+};
+
+struct JitError
+{
+    CorJitResult result;
+    std::string  message;
+};
+
+// The source is wrong (not retried: MinOpts would fail the same way).
+[[noreturn]] void badCode(const std::string& what)
+{
+    throw JitError{CORJIT_BADCODE, what};
+}
+
+// The compiler is wrong (NO_WAY): retried in MinOpts, which runs fewer passes.
+[[noreturn]] void noWay(const std::string& what)
+{
+    throw JitError{CORJIT_INTERNALERROR, what};
+}
+
+// A limit of the optimizer (IMPL_LIMITATION): retried in MinOpts.
+[[noreturn]] void implLimitation(const std::string& what)
+{
+    throw JitError{CORJIT_IMPLLIMITATION, what};
+}
+
+// ---- The compiler object ------------------------------------------------------------------
+
+class Compiler
+{
+public:
+    Compiler(ArenaAllocator* arena, const char* source, bool minOpts)
+        : compArenaAllocator(arena)
+        , compSource(source)
+    {
+        opts.minOpts = minOpts;
+    }
+
+    // An allocator of one kind, as the .NET JIT's Compiler::getAllocator(CMK_...).
+    CompAllocator getAllocator(CompMemKind kind)
+    {
+        return CompAllocator(compArenaAllocator, kind);
+    }
+
+    // Phase::Run calls BeginPhase before a phase and EndPhase after it.
+    void BeginPhase(Phases phase)
+    {
+        jitarena_set_phase(compArenaAllocator->handle(), phase);
+    }
+
+    // What is allocated between phases belongs to none, rather than to the phase before it.
+    void EndPhase(Phases phase)
+    {
+        (void)phase;
+        jitarena_set_phase(compArenaAllocator->handle(), JITARENA_NO_PHASE);
+    }
+
+    // The tier of this attempt (the .NET JIT's compGetTieringName): MinOpts after a fallback.
+    const char* compGetTieringName() const
+    {
+        return opts.MinOpts() ? "MinOpts" : "FullOpts";
+    }
+
+    // Runs every phase; compCompileFinish writes the context's record.
+    void compCompile(minijit_result* out);
+
+    struct Info
+    {
+        const char* compFullName = nullptr;
+    } info;
+
+    struct Options
+    {
+        bool minOpts = false;
+        bool MinOpts() const
+        {
+            return minOpts;
+        }
+    } opts;
+
+private:
+    template <typename Action>
+    void DoPhase(Phases phase, Action action)
+    {
+        BeginPhase(phase);
+        action();
+        EndPhase(phase);
+    }
+
+    void compCompileFinish();
+
+    ArenaAllocator* compArenaAllocator;
+    const char*     compSource;
+};
+
+// A standard container's allocator over a CompAllocator (the .NET JIT's jitstd::allocator).
+template <typename T>
+class StdAllocator
+{
+public:
+    using value_type = T;
+
+    explicit StdAllocator(CompAllocator alloc)
+        : m_alloc(alloc)
+    {
+    }
+    template <typename U>
+    StdAllocator(const StdAllocator<U>& other)
+        : m_alloc(other.compAllocator())
+    {
+    }
+
+    T* allocate(size_t count)
+    {
+        return m_alloc.allocate<T>(count);
+    }
+    void deallocate(T*, size_t)
+    {
+    }
+    CompAllocator compAllocator() const
+    {
+        return m_alloc;
+    }
+
+private:
+    CompAllocator m_alloc;
+};
+
+// Every block can be "freed" by any of them: freeing is a no-op, the arena frees all at once.
+template <typename T, typename U>
+bool operator==(const StdAllocator<T>&, const StdAllocator<U>&)
+{
+    return true;
+}
+template <typename T, typename U>
+bool operator!=(const StdAllocator<T>&, const StdAllocator<U>&)
+{
+    return false;
+}
+
+template <typename T>
+using Vec = std::vector<T, StdAllocator<T>>;
+template <typename K, typename V>
+using Map = std::unordered_map<K, V, std::hash<K>, std::equal_to<K>, StdAllocator<std::pair<const K, V>>>;
+
+}  // namespace
+
+// `new (comp, CMK_ASTNode) Node{...}`, as in the .NET JIT (a placement form must be global).
+inline void* operator new(size_t size, Compiler* compiler, CompMemKind kind)
+{
+    return compiler->getAllocator(kind).allocate<char>(size);
+}
+// Called only if a constructor throws: the block goes with the arena.
+inline void operator delete(void*, Compiler*, CompMemKind)
+{
+}
+
+namespace {
 
 // ---- Parsing -------------------------------------------------------------------------------
 
@@ -70,14 +306,18 @@ struct Node {
 
 class Parser {
 public:
-    Parser(jitarena_cxx::Arena& arena, const char* src) : arena_(arena), toks_(jitarena_cxx::Allocator<Token>(arena, K_Token)), scopes_(jitarena_cxx::Allocator<std::string>(arena, K_ASTNode)) {
+    Parser(Compiler* comp, const char* src)
+        : comp_(comp), toks_(StdAllocator<Token>(comp->getAllocator(CMK_Token))), scopes_(StdAllocator<std::string>(comp->getAllocator(CMK_ASTNode))) {
         lex(src);
     }
 
-    // name(params) = expr
-    Node* function(std::string& name, int& params) {
+    // name(params) = expr; the name goes into comp->info.compFullName.
+    Node* function(int& params) {
         if (peek().kind != Tok::Ident) fail("expected a function name");
-        name.assign(peek().text, peek().len);
+        char* name = comp_->getAllocator(CMK_ASTNode).allocate<char>(peek().len + 1);
+        std::memcpy(name, peek().text, peek().len);
+        name[peek().len] = '\0';
+        comp_->info.compFullName = name;
         next();
         expect("(");
         while (!peek().is(")")) {
@@ -132,12 +372,10 @@ private:
         if (!peek().is(s)) fail(std::string("expected '") + s + "'");
         next();
     }
-    [[noreturn]] void fail(const std::string& what) { throw CompileError{what}; }
+    [[noreturn]] void fail(const std::string& what) { badCode(what); }
 
     Node* make(NodeKind k, char op = 0, Node* a = nullptr, Node* b = nullptr) {
-        Node* n = arena_.make<Node>(K_ASTNode);
-        *n = Node{k, op, 0, -1, a, b, nullptr, nullptr};
-        return n;
+        return new (comp_, CMK_ASTNode) Node{k, op, 0, -1, a, b, nullptr, nullptr};
     }
 
     Node* expr() {
@@ -229,7 +467,7 @@ private:
         fail("expected a number, a name or '('");
     }
 
-    jitarena_cxx::Arena& arena_;
+    Compiler* comp_;
     Vec<Token> toks_;
     size_t pos_ = 0;
     Vec<std::string> scopes_;
@@ -284,15 +522,15 @@ struct Block {
     int id;
     Vec<Inst*> insts;
     bool reachable;
-    explicit Block(jitarena_cxx::Arena& arena, int i) : id(i), insts(jitarena_cxx::Allocator<Inst*>(arena, K_IR)), reachable(true) {}
+    Block(Compiler* comp, int i) : id(i), insts(StdAllocator<Inst*>(comp->getAllocator(CMK_IR))), reachable(true) {}
 };
 
 class Lowering {
 public:
-    explicit Lowering(jitarena_cxx::Arena& arena) : arena_(arena), blocks(jitarena_cxx::Allocator<Block*>(arena, K_IR)) {}
+    explicit Lowering(Compiler* comp) : blocks(StdAllocator<Block*>(comp->getAllocator(CMK_IR))), comp_(comp) {}
 
     void function(const Node* body, int params, int slots) {
-        Vec<int> vars(static_cast<size_t>(slots > params ? slots : params), -1, jitarena_cxx::Allocator<int>(arena_, K_IR));
+        Vec<int> vars(static_cast<size_t>(slots > params ? slots : params), -1, StdAllocator<int>(comp_->getAllocator(CMK_IR)));
         cur_ = new_block();
         for (int i = 0; i < params; i++) {
             vars[i] = vreg();
@@ -307,12 +545,12 @@ public:
 
 private:
     Block* new_block() {
-        Block* b = arena_.make<Block>(K_IR, arena_, static_cast<int>(blocks.size()));
+        Block* b = new (comp_, CMK_IR) Block(comp_, static_cast<int>(blocks.size()));
         blocks.push_back(b);
         return b;
     }
     int vreg() { return vregs++; }
-    void emit(const Inst& i) { cur_->insts.push_back(arena_.make<Inst>(K_IR, i)); }
+    void emit(const Inst& i) { cur_->insts.push_back(new (comp_, CMK_IR) Inst(i)); }
 
     int expr(const Node* n, Vec<int>& vars) {
         switch (n->kind) {
@@ -358,19 +596,24 @@ private:
         return -1;
     }
 
-    jitarena_cxx::Arena& arena_;
+    Compiler* comp_;
     Block* cur_ = nullptr;
 };
 
 // ---- Simplification: constant folding, identities, dead code --------------------------------
 
-void simplify(jitarena_cxx::Arena& arena, Lowering& ir) {
-    jitarena_cxx::Allocator<int> ints(arena, K_Simplify);
+// The optimizer folds at most this many constants per function: an implementation limit (the
+// .NET JIT has its own), past which the optimized attempt fails and the function is compiled
+// again in MinOpts, which does not simplify.
+constexpr size_t SIMPLIFY_MAX_CONSTANTS = 64;
+
+void simplify(Compiler* comp, Lowering& ir) {
+    StdAllocator<int> ints(comp->getAllocator(CMK_Simplify));
     Vec<int> defs(static_cast<size_t>(ir.vregs), 0, ints);
     for (Block* b : ir.blocks)
         for (Inst* i : b->insts)
             if (i->dst >= 0) defs[i->dst]++;
-    Map<int, int64_t> constant(16, std::hash<int>(), std::equal_to<int>(), jitarena_cxx::Allocator<std::pair<const int, int64_t>>(arena, K_Simplify));
+    Map<int, int64_t> constant(16, std::hash<int>(), std::equal_to<int>(), StdAllocator<std::pair<const int, int64_t>>(comp->getAllocator(CMK_Simplify)));
     bool changed = true;
     while (changed) {
         changed = false;
@@ -401,6 +644,9 @@ void simplify(jitarena_cxx::Arena& arena, Lowering& ir) {
                     changed = true;
                 }
                 if (i->op == Op::Const && defs[i->dst] == 1 && constant.find(i->dst) == constant.end()) {
+                    if (constant.size() == SIMPLIFY_MAX_CONSTANTS) {
+                        implLimitation("more than " + std::to_string(SIMPLIFY_MAX_CONSTANTS) + " constants to fold");
+                    }
                     constant.emplace(i->dst, i->imm);
                     changed = true;
                 }
@@ -409,7 +655,7 @@ void simplify(jitarena_cxx::Arena& arena, Lowering& ir) {
     }
     // Reachability, then dead instructions (results nobody reads).
     for (Block* b : ir.blocks) b->reachable = false;
-    Vec<Block*> work(jitarena_cxx::Allocator<Block*>(arena, K_Simplify));
+    Vec<Block*> work(StdAllocator<Block*>(comp->getAllocator(CMK_Simplify)));
     work.push_back(ir.blocks[0]);
     while (!work.empty()) {
         Block* b = work.back();
@@ -462,18 +708,19 @@ struct Allocation {
     int spills = 0;
     int registers_used = 0;
     int slots = 0;
-    explicit Allocation(jitarena_cxx::Arena& arena, int vregs) : location(static_cast<size_t>(vregs), -1, jitarena_cxx::Allocator<int>(arena, K_LSRA)) {}
+    explicit Allocation(Compiler* comp) : location(StdAllocator<int>(comp->getAllocator(CMK_LSRA))) {}
 };
 
-Allocation allocate_registers(jitarena_cxx::Arena& arena, Lowering& ir) {
-    Vec<Interval*> by_vreg(static_cast<size_t>(ir.vregs), nullptr, jitarena_cxx::Allocator<Interval*>(arena, K_LSRA));
-    Vec<Interval*> intervals(jitarena_cxx::Allocator<Interval*>(arena, K_LSRA));
+void allocate_registers(Compiler* comp, Lowering& ir, Allocation& out) {
+    StdAllocator<Interval*> lsra(comp->getAllocator(CMK_LSRA));
+    Vec<Interval*> by_vreg(static_cast<size_t>(ir.vregs), nullptr, lsra);
+    Vec<Interval*> intervals(lsra);
     int pos = 0;
     auto touch = [&](int v, int at) {
         if (v < 0) return;
         Interval*& iv = by_vreg[v];
         if (!iv) {
-            iv = arena.make<Interval>(K_LSRA_Interval);
+            iv = new (comp, CMK_LSRA_Interval) Interval();
             iv->vreg = v;
             iv->start = at;
             iv->end = at;
@@ -494,8 +741,8 @@ Allocation allocate_registers(jitarena_cxx::Arena& arena, Lowering& ir) {
         }
     }
     std::sort(intervals.begin(), intervals.end(), [](const Interval* x, const Interval* y) { return x->start < y->start || (x->start == y->start && x->vreg < y->vreg); });
-    Allocation out(arena, ir.vregs);
-    Vec<Interval*> active(jitarena_cxx::Allocator<Interval*>(arena, K_LSRA));
+    out.location.assign(static_cast<size_t>(ir.vregs), -1);
+    Vec<Interval*> active(lsra);
     bool used[REGISTERS] = {false, false, false, false};
     bool busy[REGISTERS] = {false, false, false, false};
     for (Interval* iv : intervals) {
@@ -532,20 +779,19 @@ Allocation allocate_registers(jitarena_cxx::Arena& arena, Lowering& ir) {
     }
     for (Interval* iv : intervals) out.location[iv->vreg] = iv->reg >= 0 ? iv->reg : (0x80 | iv->slot);
     for (bool u : used) out.registers_used += u;
-    return out;
 }
 
 // ---- Bytecode: emit and run -----------------------------------------------------------------
 
 enum Byte : uint8_t { B_Param = 1, B_Const, B_Copy, B_Neg, B_Bin, B_Cmp, B_Branch, B_Jump, B_Ret };
 
-void emit_bytecode(Lowering& ir, const Allocation& alloc, Vec<uint8_t>& code, jitarena_cxx::Arena& arena) {
+void emit_bytecode(Compiler* comp, Lowering& ir, const Allocation& alloc, Vec<uint8_t>& code) {
     auto loc = [&](int v) { return static_cast<uint8_t>(v < 0 ? 0 : alloc.location[v] < 0 ? 0 : alloc.location[v]); };
     auto put64 = [&](int64_t x) {
         for (int k = 0; k < 8; k++) code.push_back(static_cast<uint8_t>(static_cast<uint64_t>(x) >> (8 * k)));
     };
-    Vec<size_t> block_at(ir.blocks.size(), 0, jitarena_cxx::Allocator<size_t>(arena, K_Bytecode));
-    Vec<std::pair<size_t, Block*>> fixups(jitarena_cxx::Allocator<std::pair<size_t, Block*>>(arena, K_Bytecode));
+    Vec<size_t> block_at(ir.blocks.size(), 0, StdAllocator<size_t>(comp->getAllocator(CMK_Bytecode)));
+    Vec<std::pair<size_t, Block*>> fixups(StdAllocator<std::pair<size_t, Block*>>(comp->getAllocator(CMK_Bytecode)));
     auto target = [&](Block* b) {
         fixups.emplace_back(code.size(), b);
         code.push_back(0);
@@ -568,6 +814,7 @@ void emit_bytecode(Lowering& ir, const Allocation& alloc, Vec<uint8_t>& code, ji
             }
         }
     }
+    if (code.size() > 0xFFFF) implLimitation("more than 64 KiB of bytecode");
     for (auto& f : fixups) {
         size_t at = block_at[f.second->id];
         code[f.first] = static_cast<uint8_t>(at);
@@ -598,87 +845,208 @@ int64_t run_bytecode(const Vec<uint8_t>& code, const int64_t* args, int slots) {
             case B_Branch: pc = at(code[pc + 1]) ? (code[pc + 2] | code[pc + 3] << 8) : (code[pc + 4] | code[pc + 5] << 8); break;
             case B_Jump: pc = code[pc + 1] | code[pc + 2] << 8; break;
             case B_Ret: return at(code[pc + 1]);
-            default: throw CompileError{"bad bytecode"};
+            default: noWay("bad bytecode");
         }
     }
-    throw CompileError{"bytecode ran off its end"};
+    noWay("the bytecode ran off its end");
 }
 
-int compile(const char* source, int64_t context, minijit_result* out) {
-    jitarena_config cfg;
-    jitarena_config_init(&cfg);
-    cfg.kind_names = KIND_NAMES;
-    cfg.kind_count = K_Count;
-    cfg.phase_names = PHASE_NAMES;
-    cfg.phase_count = P_Count;
-    jitarena_cxx::Arena arena(cfg);  // one arena per compiled function, as in a JIT
+}  // namespace
 
-    arena.set_phase(P_Parse);
-    Parser parser(arena, source);
-    std::string name;
-    int params = 0;
-    Node* body = parser.function(name, params);
-    int slots = parser.slots() > params ? parser.slots() : params;
+// ---- Compiling a method --------------------------------------------------------------------
 
-    arena.set_phase(P_Lower);
-    Lowering ir(arena);
-    ir.function(body, params, slots);
+void Compiler::compCompile(minijit_result* out)
+{
+    Node* body = nullptr;
+    int params = 0, slots = 0;
+    DoPhase(PHASE_PARSE, [&] {
+        Parser parser(this, compSource);
+        body = parser.function(params);
+        slots = parser.slots() > params ? parser.slots() : params;
+    });
 
-    arena.set_phase(P_Simplify);
-    simplify(arena, ir);
+    Lowering ir(this);
+    DoPhase(PHASE_LOWER, [&] { ir.function(body, params, slots); });
 
-    arena.set_phase(P_RegAlloc);
-    Allocation alloc = allocate_registers(arena, ir);
-
-    arena.set_phase(P_Emit);
-    Vec<uint8_t> code(jitarena_cxx::Allocator<uint8_t>(arena, K_Bytecode));
-    emit_bytecode(ir, alloc, code, arena);
-
-    // Check the bytecode against the tree on a few inputs.
-    int64_t value = 0;
-    for (int trial = 0; trial < 4; trial++) {
-        int64_t args[64], env[64];
-        for (int k = 0; k < 64; k++) args[k] = env[k] = (k * 7 + trial * 13) % 23 - 9;
-        int64_t want = eval(body, env);
-        value = run_bytecode(code, args, alloc.slots);
-        if (value != want) throw CompileError{"the bytecode computes " + std::to_string(value) + ", the source " + std::to_string(want)};
+    // MinOpts does not optimize.
+    if (!opts.MinOpts()) {
+        DoPhase(PHASE_SIMPLIFY, [&] { simplify(this, ir); });
     }
 
-    jitarena_method method = {sizeof(jitarena_method), name.c_str(), context, "FullOpts"};
-    int rc = jitarena_method_done(arena.get(), &method);
-    if (rc != 0) throw CompileError{std::string("jitarena_method_done: ") + jitarena_last_error_message()};
+    Allocation alloc(this);
+    DoPhase(PHASE_REGALLOC, [&] { allocate_registers(this, ir, alloc); });
+
+    Vec<uint8_t> code(StdAllocator<uint8_t>(getAllocator(CMK_Bytecode)));
+    int64_t value = 0;
+    DoPhase(PHASE_EMIT, [&] {
+        emit_bytecode(this, ir, alloc, code);
+        // Check the bytecode against the tree on a few inputs.
+        for (int trial = 0; trial < 4; trial++) {
+            int64_t args[64], env[64];
+            for (int k = 0; k < 64; k++) args[k] = env[k] = (k * 7 + trial * 13) % 23 - 9;
+            int64_t want = eval(body, env);
+            value = run_bytecode(code, args, alloc.slots);
+            if (value != want) noWay("the bytecode computes " + std::to_string(value) + ", the source " + std::to_string(want));
+        }
+    });
+
+    compCompileFinish();
     if (out) {
         out->bytecode_size = code.size();
         out->registers_used = static_cast<uint32_t>(alloc.registers_used);
         out->spills = static_cast<uint32_t>(alloc.spills);
         out->checked_value = value;
+        out->min_opts = opts.MinOpts() ? 1 : 0;
     }
-    return 0;
+}
+
+// The context's record, written once, when its compilation ends (the .NET JIT's
+// Compiler::compCompileFinish, which runs for the method compiled, not for its inlinees).
+void Compiler::compCompileFinish()
+{
+    jitarena_method method = JITARENA_METHOD_INIT;
+    method.name            = info.compFullName;
+    // The tier of the attempt that produced the code.
+    method.tier = compGetTieringName();
+    if (g_logOpen)
+    {
+        // The host's number for this context (SuperPMI's for the context it replays), else -1.
+        // Asked only when there is a log: a runtime's host looks every name up in its settings.
+        method.context = g_jitHost->get_int_config(g_jitHost->self, "SuperPMIMethodContextNumber", -1);
+    }
+    if (jitarena_method_done(compArenaAllocator->handle(), &method) != 0)
+    {
+        // A lost record never fails the compile: memdiff counts the context as missing, and
+        // shutdown says why.
+        if (g_recordFailures.fetch_add(1) == 0)
+        {
+            g_firstRecordFailure = jitarena_last_error_message();
+        }
+    }
+}
+
+namespace {
+
+// One method context (the .NET JIT's jitNativeCode): compiled optimized and, when that fails on
+// an implementation limit or an internal error, once more in MinOpts (jitFallbackCompile). Both
+// attempts allocate from one arena, reset only when the context is done, so that its one record,
+// written by compCompileFinish when its compilation ends, holds the bytes of both.
+CorJitResult jitNativeCode(const char* source, minijit_result* out)
+{
+    ArenaAllocator arena;
+    bool           jitFallbackCompile = false;
+    for (;;)
+    {
+        // An attempt's first allocations belong to no phase (not to the phase that failed).
+        jitarena_set_phase(arena.handle(), JITARENA_NO_PHASE);
+        CorJitResult result;
+        try
+        {
+            Compiler compiler(&arena, source, jitFallbackCompile);
+            compiler.compCompile(out);
+            return CORJIT_OK;
+        }
+        catch (const JitError& e)
+        {
+            result     = e.result;
+            last_error = e.message;
+        }
+        if (jitFallbackCompile || (result != CORJIT_INTERNALERROR && result != CORJIT_IMPLLIMITATION))
+        {
+            // Every attempt failed: no record, and memdiff counts the context as missing here.
+            return result;
+        }
+        jitFallbackCompile = true;
+    }
 }
 
 }  // namespace
 
+// ---- Start-up, compile, shutdown (the .NET JIT's ee_il_dll.cpp) -----------------------------
+
 extern "C" {
 
-int minijit_open_log(const char* path) {
-    return jitarena_log_open(path);
+int minijit_startup(const minijit_host* host)
+{
+    last_error.clear();
+    if (host == nullptr)
+    {
+        last_error = "minijit_startup: no host";
+        return 1;
+    }
+    g_jitHost = host;
+    if (g_jitInitialized)
+    {
+        // As jitStartup: a later call brings another host (SuperPMI's, with a context's own
+        // configuration); the log stays open.
+        return 0;
+    }
+    // Compiler::compStartup: this JIT's own log, named by its own configuration (SuperPMI's
+    // -jitoption for the baseline JIT, -jit2option for the diff JIT), so that two JITs loaded
+    // side by side never share a file; "%p" in the name gives each replay process its own.
+    const char* log = host->get_string_config(host->self, "JitArenaLog");
+    if (log != nullptr)
+    {
+        if (jitarena_log_open(log) != 0)
+        {
+            last_error = std::string("JitArenaLog: ") + jitarena_last_error_message();
+            return 1;
+        }
+        g_logOpen = true;
+    }
+    g_jitInitialized = true;
+    return 0;
 }
 
-int minijit_close_log(void) {
-    return jitarena_log_close();
+int minijit_shutdown(void)
+{
+    last_error.clear();
+    if (!g_jitInitialized)
+    {
+        return 0;
+    }
+    g_jitInitialized = false;
+    int rc           = 0;
+    // No compile runs now: every arena's pages go back to the host.
+    ArenaAllocator::destroyIdle();
+    // Compiler::compShutdown: each record reached the file when it was written; this closes it.
+    if (g_logOpen)
+    {
+        g_logOpen = false;
+        if (jitarena_log_close() != 0)
+        {
+            last_error = std::string("closing the stats log: ") + jitarena_last_error_message();
+            rc         = 1;
+        }
+    }
+    unsigned lost = g_recordFailures.exchange(0);
+    if (lost != 0)
+    {
+        last_error = std::to_string(lost) + " method records could not be written, the first: " + g_firstRecordFailure;
+        rc         = 1;
+    }
+    return rc;
 }
 
-const char* minijit_error(void) {
+const char* minijit_error(void)
+{
     return last_error.c_str();
 }
 
-int minijit_compile(const char* source, int64_t context, minijit_result* out) {
+int minijit_compile(const char* source, minijit_result* out)
+{
     last_error.clear();
-    try {
-        return compile(source, context, out);
-    } catch (const CompileError& e) {
-        last_error = e.message;
-    } catch (const std::bad_alloc&) {
+    if (!g_jitInitialized)
+    {
+        last_error = "minijit_compile before minijit_startup";
+        return 1;
+    }
+    try
+    {
+        return jitNativeCode(source, out) == CORJIT_OK ? 0 : 1;
+    }
+    catch (const std::bad_alloc&)
+    {
         last_error = std::string("out of memory: ") + jitarena_last_error_message();
     }
     return 1;

@@ -1,14 +1,20 @@
-//! The adoption kit: the CMake example JIT builds in both variants with the arena's symbols
-//! private, its replay host writes two logs in one process, memdiff finds the heavier data
-//! structure; the CI pipelines (GitHub Actions and Azure Pipelines) are valid and refer only to
-//! commands, flags and files that exist; and their replay matrix, merged and diffed as they do,
-//! gives the unsharded answer.
+//! The adoption kit. The CMake example JIT, in the .NET JIT's shape, builds warning-free in both
+//! variants with the arena's symbols private; its replay host loads both into one process, each
+//! JIT naming its own log through its own option; every context is one record numbered by the
+//! host, the one retried in MinOpts too (holding the bytes of both attempts), and memdiff matches
+//! them across base and diff and finds the heavier structure. `docs/adopting.md` quotes the
+//! example's code as it is. The CI pipelines (GitHub Actions and Azure Pipelines) are valid and
+//! refer only to commands, flags and files that exist; their replay matrix, replayed for this
+//! machine's platform, merged, diffed and summarized as they do, gives the unsharded answer.
 
 #[path = "../../tests/native/mod.rs"]
 mod native;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
 
 fn required(tool: &str, var: &str) -> bool {
     let found = Command::new(tool)
@@ -41,31 +47,125 @@ fn ok(cmd: &mut Command) -> String {
     text
 }
 
-#[test]
-fn the_cmake_example_builds_replays_and_fails_the_gate_on_its_heavier_structure() {
+/// A fresh directory of this file's tests.
+fn fresh(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a test directory");
+    dir
+}
+
+/// The example, configured and built once for every test here (its warnings are errors): its
+/// build directory, or None without cmake.
+fn example() -> Option<&'static Path> {
+    static BUILD: OnceLock<PathBuf> = OnceLock::new();
     if !required("cmake", "JITARENA_REQUIRE_CMAKE") {
-        return;
+        return None;
     }
+    let build = BUILD.get_or_init(|| {
+        let build = fresh("cmake-jit");
+        ok(Command::new("cmake")
+            .arg("-S")
+            .arg(native::workspace_root().join("examples/cmake-jit"))
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DJITARENA_LIB={}", native::static_lib().display()))
+            .arg("-DMINIJIT_WERROR=ON"));
+        ok(Command::new("cmake").arg("--build").arg(&build));
+        build
+    });
+    Some(build)
+}
+
+/// The example's replay host and its two JITs.
+struct Example {
+    host: PathBuf,
+    base: PathBuf,
+    diff: PathBuf,
+}
+
+impl Example {
+    fn new(build: &Path) -> Example {
+        let example = Example {
+            host: build.join("replay_host"),
+            base: build.join("libminijit_base.so"),
+            diff: build.join("libminijit_diff.so"),
+        };
+        assert!(
+            example.base.exists() && example.diff.exists(),
+            "both JITs build"
+        );
+        example
+    }
+
+    /// Replays `programs` with both JITs, each writing the log its own option names (SuperPMI's
+    /// -jitoption and -jit2option); with `shard`, only that shard of `count`.
+    fn replay(
+        &self,
+        programs: &Path,
+        logs: [&Path; 2],
+        shard: Option<(u64, u64)>,
+    ) -> (i32, String) {
+        let mut cmd = Command::new(&self.host);
+        for (option, log) in ["-jitoption", "-jit2option"].into_iter().zip(logs) {
+            cmd.arg(option)
+                .arg(format!("JitArenaLog={}", log.display()));
+        }
+        cmd.arg(&self.base).arg(&self.diff).arg(programs);
+        if let Some((shard, count)) = shard {
+            cmd.args([shard.to_string(), count.to_string()]);
+        }
+        run(&mut cmd)
+    }
+}
+
+/// The function names of a programs file, in order: context N is the N-th.
+fn functions(programs: &Path) -> Vec<String> {
+    std::fs::read_to_string(programs)
+        .expect("the programs")
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split('(').next().expect("a name").to_owned())
+        .collect()
+}
+
+/// A log's records, as `jitarena dump --format jsonl` gives them.
+fn records(log: &Path) -> Vec<Value> {
+    ok(Command::new(env!("CARGO_BIN_EXE_jitarena"))
+        .arg("dump")
+        .arg(log)
+        .args(["--format", "jsonl"]))
+    .lines()
+    .map(|l| serde_json::from_str(l).expect("a JSON record"))
+    .collect()
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("the JSON report");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+/// The one file in `dir` whose name starts with `prefix`.
+fn only_file(dir: &Path, prefix: &str) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("the directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .collect();
+    assert_eq!(found.len(), 1, "{prefix}* in {}: {found:?}", dir.display());
+    found[0].clone()
+}
+
+#[test]
+fn the_example_jit_records_each_context_once_and_fails_the_gate_on_its_heavier_structure() {
+    let Some(build) = example() else { return };
+    let jit = Example::new(build);
     let root = &native::workspace_root();
-    let build = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cmake-jit");
-    let _ = std::fs::remove_dir_all(&build);
-    ok(Command::new("cmake")
-        .arg("-S")
-        .arg(root.join("examples/cmake-jit"))
-        .arg("-B")
-        .arg(&build)
-        .arg(format!("-DJITARENA_LIB={}", native::static_lib().display())));
-    ok(Command::new("cmake").arg("--build").arg(&build));
-    let (base, diff) = (
-        build.join("libminijit_base.so"),
-        build.join("libminijit_diff.so"),
-    );
-    assert!(base.exists() && diff.exists(), "both variants build");
 
     // Only the compiler's entry points are exported; the arena stays inside each library.
     if let Ok(out) = Command::new("nm")
         .args(["-D", "--defined-only"])
-        .arg(&base)
+        .arg(&jit.base)
         .output()
     {
         let symbols = String::from_utf8_lossy(&out.stdout);
@@ -76,17 +176,69 @@ fn the_cmake_example_builds_replays_and_fails_the_gate_on_its_heavier_structure(
         );
     }
 
+    // Each JIT opens the log its own option names; %p makes it this replay process's.
+    let work = &fresh("example");
     let programs = root.join("examples/cmake-jit/programs.txt");
-    let host = build.join("replay_host");
-    let (base_log, diff_log) = (build.join("base.jas"), build.join("diff.jas"));
-    let out = ok(Command::new(&host).args([&base, &diff, &programs, &base_log, &diff_log]));
-    assert!(out.contains("0 failures"), "{out}");
+    let names = functions(&programs);
+    let (code, out) = jit.replay(
+        &programs,
+        [&work.join("base-%p.jas"), &work.join("diff-%p.jas")],
+        None,
+    );
+    assert_eq!(code, 0, "{out}");
+    let retried = 1 + names.iter().position(|n| n == "sum70").expect("sum70");
+    assert!(
+        out.contains("(1 in MinOpts after a failed optimized attempt)")
+            && out.contains(&format!(
+                "context {retried} compiled in MinOpts after: more than 64 constants to fold"
+            ))
+            && out.contains(", 0 failures"),
+        "{out}"
+    );
+    let (base_log, diff_log) = (only_file(work, "base-"), only_file(work, "diff-"));
+
+    // One record per context, numbered by the host from 1 through the input. The retried
+    // context's is in MinOpts and holds its failed optimized attempt's bytes too: only that
+    // attempt simplifies.
+    for log in [&base_log, &diff_log] {
+        let recs = records(log);
+        let contexts: Vec<u64> = recs
+            .iter()
+            .map(|r| r["context"].as_u64().unwrap())
+            .collect();
+        assert_eq!(contexts, (1..=names.len() as u64).collect::<Vec<_>>());
+        for (n, (r, name)) in recs.iter().zip(&names).enumerate() {
+            assert_eq!(r["name"], name.as_str());
+            let tier = if n + 1 == retried {
+                "MinOpts"
+            } else {
+                "FullOpts"
+            };
+            assert_eq!(r["tier"], tier, "{r}");
+        }
+        let r = &recs[retried - 1];
+        assert!(r["phases"]["Simplify"].as_u64() > Some(0), "{r}");
+        assert!(r["phases"]["Emit"].as_u64() > Some(0), "{r}");
+    }
+
+    // Both JITs given one file, as one JITARENA_LOG without %m would give them: the second is
+    // refused at start-up, before it could overwrite the first's records.
+    let shared = work.join("shared.jas");
+    let (code, out) = jit.replay(&programs, [&shared, &shared], None);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("libminijit_diff.so does not start") && out.contains("another writer"),
+        "{out}"
+    );
 
     let jitarena = env!("CARGO_BIN_EXE_jitarena");
+    let json = work.join("memdiff.json");
     let (code, report) = run(Command::new(jitarena)
         .arg("memdiff")
         .arg(&base_log)
-        .arg(&diff_log));
+        .arg(&diff_log)
+        .arg("--json")
+        .arg(&json));
     assert_eq!(code, 1, "the heavier diff fails the gate:\n{report}");
     let kinds = report.split("Kinds (").nth(1).expect("a kinds table");
     let first_kind = kinds.lines().nth(2).unwrap_or_default();
@@ -109,33 +261,64 @@ fn the_cmake_example_builds_replays_and_fails_the_gate_on_its_heavier_structure(
         "{report}"
     );
 
+    // memdiff matches every context across the sides, each once, the retried one in MinOpts by
+    // its context number; each side names its build.
+    let doc = read_json(&json);
+    let diff = &doc["collections"][0]["diff"];
+    let coverage = &diff["coverage"];
+    assert_eq!(coverage["matched"], names.len(), "{coverage}");
+    for field in [
+        "only_base",
+        "only_diff",
+        "duplicates_base",
+        "duplicates_diff",
+    ] {
+        assert_eq!(coverage[field], 0, "{field}: {coverage}");
+    }
+    let min_opts = diff["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "MinOpts")
+        .expect("a MinOpts group");
+    assert_eq!(min_opts["methods"], 1, "{min_opts}");
+    let growth = diff["methods"]["growth"].as_array().expect("the growth");
+    assert!(
+        growth
+            .iter()
+            .any(|m| m["name"] == "sum70" && m["tier"] == "MinOpts" && m["context"] == retried),
+        "{growth:?}"
+    );
+    for (side, build) in [("base", "minijit_base@"), ("diff", "minijit_diff@")] {
+        let builds = diff["builds"][side].as_array().expect("the builds");
+        assert!(
+            builds.len() == 1 && builds[0].as_str().unwrap().starts_with(build),
+            "{builds:?}"
+        );
+    }
+
     // Sharded as in CI: two shards per JIT, merged, give the same diff.
     let mut shard_logs = (Vec::new(), Vec::new());
-    for shard in ["0", "1"] {
+    for shard in 0..2 {
         let (b, d) = (
-            build.join(format!("base-{shard}.jas")),
-            build.join(format!("diff-{shard}.jas")),
+            work.join(format!("base-{shard}.jas")),
+            work.join(format!("diff-{shard}.jas")),
         );
-        let out = ok(Command::new(&host)
-            .args([&base, &diff, &programs, &b, &d])
-            .args([shard, "2"]));
-        assert!(out.contains("0 failures"), "{out}");
+        let (code, out) = jit.replay(&programs, [&b, &d], Some((shard, 2)));
+        assert_eq!(code, 0, "{out}");
         shard_logs.0.push(b);
         shard_logs.1.push(d);
     }
-    let (merged_base, merged_diff) = (build.join("merged-base.jas"), build.join("merged-diff.jas"));
-    ok(Command::new(jitarena)
-        .arg("merge")
-        .arg("-o")
-        .arg(&merged_base)
-        .args(&shard_logs.0));
-    ok(Command::new(jitarena)
-        .arg("merge")
-        .arg("-o")
-        .arg(&merged_diff)
-        .args(&shard_logs.1));
-    let json = |b: &Path, d: &Path| {
-        let out = build.join("x.json");
+    let (merged_base, merged_diff) = (work.join("merged-base.jas"), work.join("merged-diff.jas"));
+    for (out, logs) in [(&merged_base, &shard_logs.0), (&merged_diff, &shard_logs.1)] {
+        ok(Command::new(jitarena)
+            .arg("merge")
+            .arg("-o")
+            .arg(out)
+            .args(logs));
+    }
+    let verdict = |b: &Path, d: &Path| {
+        let out = work.join("x.json");
         run(Command::new(jitarena)
             .arg("memdiff")
             .arg(b)
@@ -143,15 +326,77 @@ fn the_cmake_example_builds_replays_and_fails_the_gate_on_its_heavier_structure(
             .arg("-q")
             .arg("--json")
             .arg(&out));
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&out).expect("json")).expect("valid");
+        let doc = read_json(&out);
         // The collection is named after the inputs' file names; everything else must agree.
         (
             doc["verdict"]["status"].clone(),
             doc["collections"][0]["diff"].clone(),
         )
     };
-    assert_eq!(json(&merged_base, &merged_diff), json(&base_log, &diff_log));
+    assert_eq!(
+        verdict(&merged_base, &merged_diff),
+        verdict(&base_log, &diff_log)
+    );
+}
+
+/// Every code block of `docs/adopting.md` whose first line names a file of the example (as
+/// `// examples/cmake-jit/minijit.cpp`) is that file's code: its lines appear in the file in
+/// that order (trimmed; `...` lines stand for what is left out).
+#[test]
+fn the_adoption_guide_quotes_the_example_as_it_is() {
+    let root = &native::workspace_root();
+    let guide = std::fs::read_to_string(root.join("docs/adopting.md")).expect("the guide");
+    let mut quoted = 0;
+    let mut in_block = false;
+    let mut block: Vec<&str> = Vec::new();
+    for line in guide.lines() {
+        if line.trim_start().starts_with("```") {
+            if in_block && !block.is_empty() {
+                let first = block[0].trim();
+                let named = first
+                    .strip_prefix("// ")
+                    .or_else(|| first.strip_prefix("# "))
+                    .filter(|f| f.starts_with("examples/cmake-jit/"));
+                if let Some(file) = named {
+                    let source = std::fs::read_to_string(root.join(file))
+                        .unwrap_or_else(|e| panic!("docs/adopting.md quotes {file}: {e}"));
+                    let mut lines = source.lines().map(str::trim);
+                    for want in block[1..].iter().map(|l| l.trim()) {
+                        if want.is_empty() || want == "..." || want.ends_with(" ...") {
+                            continue;
+                        }
+                        assert!(
+                            lines.any(|l| l == want),
+                            "docs/adopting.md quotes {file} with a line it lacks (or out of order): {want:?}"
+                        );
+                    }
+                    quoted += 1;
+                }
+            }
+            in_block = !in_block;
+            block.clear();
+        } else if in_block {
+            block.push(line);
+        }
+    }
+    assert!(quoted >= 8, "only {quoted} quotes of the example");
+    // The recipe's key lines are among them.
+    for key in [
+        "void* block = jitarena_alloc_slot(m_arena, size, slot);",
+        "config.page_alloc  = allocatePage;",
+        "return g_jitHost->allocate_slab(g_jitHost->self, size, pActualSize);",
+        ", m_slot(jitarena_kind_slot_of(static_cast<uint32_t>(kind)))",
+        "jitarena_set_phase(compArenaAllocator->handle(), phase);",
+        "jitarena_method method = JITARENA_METHOD_INIT;",
+        "method.context = g_jitHost->get_int_config(g_jitHost->self, \"SuperPMIMethodContextNumber\", -1);",
+        "method.tier = compGetTieringName();",
+        "const char* log = host->get_string_config(host->self, \"JitArenaLog\");",
+        "if (jitarena_log_close() != 0)",
+        "MINIJIT_BUILD_ID=\"${name}@${MINIJIT_REVISION}\")",
+        "jitFallbackCompile = true;",
+    ] {
+        assert!(guide.contains(key), "docs/adopting.md does not show {key:?}");
+    }
 }
 
 /// Whether python3 with PyYAML is here for the pipeline check; in CI it must be.
@@ -196,20 +441,28 @@ fn check_pipeline(file: &Path, matrix: bool) -> (i32, String, String) {
     )
 }
 
-/// The replay matrix a pipeline runs, as the check reads it: (collection, programs, shard).
-fn pipeline_matrix(file: &Path) -> Vec<(String, String, u64)> {
+/// One replay of the pipeline's matrix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    platform: String,
+    collection: String,
+    programs: String,
+    shard: u64,
+}
+
+/// The replay matrix a pipeline runs, as the check reads it.
+fn pipeline_matrix(file: &Path) -> Vec<Entry> {
     let (code, out, err) = check_pipeline(file, true);
     assert_eq!(code, 0, "{}: {err}", file.display());
-    let doc: serde_json::Value = serde_json::from_str(&out).expect("the matrix as JSON");
+    let doc: Value = serde_json::from_str(&out).expect("the matrix as JSON");
     doc.as_array()
         .expect("a list")
         .iter()
-        .map(|e| {
-            (
-                e["collection"].as_str().expect("a collection").to_owned(),
-                e["programs"].as_str().expect("a programs file").to_owned(),
-                e["shard"].as_u64().expect("a shard"),
-            )
+        .map(|e| Entry {
+            platform: e["platform"].as_str().expect("a platform").to_owned(),
+            collection: e["collection"].as_str().expect("a collection").to_owned(),
+            programs: e["programs"].as_str().expect("a programs file").to_owned(),
+            shard: e["shard"].as_u64().expect("a shard"),
         })
         .collect()
 }
@@ -228,139 +481,221 @@ fn the_ci_workflow_is_valid_and_runs_only_what_exists() {
             "{out}"
         );
     }
-    // Both pipelines replay the same collections and shards.
+    // Both pipelines replay the same platforms, collections and shards.
     let matrices: Vec<_> = PIPELINES
         .iter()
         .map(|(_, f)| pipeline_matrix(&root.join(f)))
         .collect();
     assert_eq!(matrices[0], matrices[1]);
-    assert!(matrices[0].len() >= 4, "{:?}", matrices[0]);
+    let mut platforms: Vec<&str> = matrices[0].iter().map(|e| e.platform.as_str()).collect();
+    platforms.dedup();
+    assert_eq!(platforms, ["linux-x64", "linux-x86"], "{:?}", matrices[0]);
+    assert!(matrices[0].len() >= 8, "{:?}", matrices[0]);
 
     // Each file broken one way at a time: the check must fail and say why.
+    let (github, azure) = (PIPELINES[0].1, PIPELINES[1].1);
     let mutants: &[(&str, &str, &str, &str)] = &[
         (
-            PIPELINES[0].1,
+            github,
             "--diff-root merged/diff",
             "--diff-rot merged/diff",
             "passes --diff-rot to `jitarena memdiff`",
         ),
         (
-            PIPELINES[1].1,
+            azure,
             "--diff-root merged/diff",
             "--diff-rot merged/diff",
             "passes --diff-rot to `jitarena memdiff`",
         ),
         (
-            PIPELINES[0].1,
-            "--md summary.md",
-            "--mdd summary.md",
+            github,
+            "--md summary.md --md-long",
+            "--mdd summary.md --md-long",
             "passes --mdd to `jitarena memdiff`",
         ),
         (
-            PIPELINES[1].1,
+            azure,
             "--max-missed 1",
             "--max-miss 1",
             "passes --max-miss to `jitarena memdiff`",
         ),
         (
-            PIPELINES[0].1,
+            github,
             "jitarena memdiff",
             "jitarena memdif",
             "runs `jitarena memdif`",
         ),
         (
-            PIPELINES[1].1,
+            azure,
             "jitarena memdiff",
             "jitarena mem-diff",
             "runs `jitarena mem-diff`",
         ),
         (
-            PIPELINES[0].1,
+            github,
+            "jitarena summarize",
+            "jitarena summarise",
+            "runs `jitarena summarise`",
+        ),
+        (
+            azure,
+            "            --md summary.md\n",
+            "            --markdown summary.md\n",
+            "passes --markdown to `jitarena summarize`",
+        ),
+        (
+            azure,
+            "--json memdiff.json --html memdiff.html\n          code=$?",
+            "--html memdiff.html\n          code=$?",
+            "the memdiff job's `jitarena memdiff` has no --json",
+        ),
+        (
+            github,
             "programs-pressure.txt",
             "programs-presure.txt",
             "refers to examples/cmake-jit/programs-presure.txt",
         ),
         (
-            PIPELINES[1].1,
-            "programs-pressure.txt, shard: 3",
-            "programs-presure.txt, shard: 3",
+            azure,
+            "programs-pressure.txt, shard: 1",
+            "programs-presure.txt, shard: 1",
             "collection pressure is replayed with different values",
         ),
         (
-            PIPELINES[1].1,
+            azure,
             "scripts/merge_shards.sh",
             "scripts/merge-shards.sh",
             "refers to scripts/merge-shards.sh",
         ),
         (
-            PIPELINES[0].1,
+            github,
+            "scripts/merge_shards.sh shards merged \"$SHARDS\" ${{ matrix.platform.name }}",
+            "scripts/merge_shards.sh shards merged \"$SHARDS\"",
+            "which does not merge that platform's shards alone",
+        ),
+        (
+            github,
             "actions/checkout@v4",
             "actions/checkout@main",
             "uses actions/checkout@main, not pinned",
         ),
         (
-            PIPELINES[1].1,
+            azure,
             "PublishPipelineArtifact@1",
             "PublishPipelineArtifact",
             "uses PublishPipelineArtifact, not pinned",
         ),
         (
-            PIPELINES[0].1,
-            "shard: [0, 1, 2, 3]",
-            "shard: [0, 1, 2]",
-            "has shards ['0', '1', '2'], not 0..3",
+            github,
+            "shard: [0, 1]",
+            "shard: [0]",
+            "has shards ['0'] on linux-x64, not 0..1",
         ),
+        (azure, "  SHARDS: 2", "  SHARDS: 3", "not 0..2 (SHARDS=3)"),
         (
-            PIPELINES[1].1,
-            "  SHARDS: 4",
-            "  SHARDS: 5",
-            "not 0..4 (SHARDS=5)",
-        ),
-        (
-            PIPELINES[0].1,
+            github,
+            "logs-${{ matrix.platform.name }}-${{ matrix.collection.name }}-${{ matrix.shard }}",
             "logs-${{ matrix.collection.name }}-${{ matrix.shard }}",
-            "logs-${{ matrix.shard }}",
             "does not name a different artifact",
         ),
         (
-            PIPELINES[1].1,
-            "logs/base/$(collection)/",
-            "logs/base/$(colection)/",
+            azure,
+            "logs-$(platform)-$(collection)-$(shard)",
+            "logs-$(platform)-$(collection)",
+            "does not name a different artifact",
+        ),
+        (
+            azure,
+            "mkdir -p $logs/base/$(collection)",
+            "mkdir -p $logs/base/$(colection)",
             "uses $(colection)",
         ),
         (
-            PIPELINES[0].1,
+            github,
             "matrix.collection.programs",
             "matrix.collection.program",
             "uses matrix.collection.program,",
         ),
         (
-            PIPELINES[0].1,
+            github,
+            "cflags: -m32",
+            "cflags: -mx32",
+            "platform linux-x86's platform.cflags is '-mx32' in job build but '-m32' in job replay",
+        ),
+        (
+            azure,
+            "        linux_x86: { platform: linux-x86 }\n",
+            "",
+            "job memdiff runs on ['linux-x64'], job build builds ['linux-x64', 'linux-x86']",
+        ),
+        (
+            azure,
+            "        linux_x86: { platform: linux-x86, rustTarget",
+            "        # linux_x86: { platform: linux-x86, rustTarget",
+            "the pipeline runs on 1 platform",
+        ),
+        (
+            github,
+            "--platform linux-x86 reports/report-linux-x86/memdiff.json \\\n",
+            "",
+            "the summarize job summarizes ['linux-x64'], the pipeline runs on ['linux-x64', 'linux-x86']",
+        ),
+        (
+            azure,
+            "\"$reports/report-linux-x86/memdiff.json\"",
+            "\"$reports/report-linux-x64/memdiff.json\"",
+            "for linux-x86: not the memdiff job's memdiff.json in a directory naming linux-x86",
+        ),
+        (
+            github,
             "test \"${{ steps.diff.outputs.code }}\" = 0",
             "true",
             "no step after memdiff fails on its exit code",
         ),
         (
-            PIPELINES[1].1,
+            azure,
             "test \"$(memdiffCode)\" = 0",
             "true",
             "no step after memdiff fails on its exit code",
         ),
         (
-            PIPELINES[1].1,
-            "uploadsummary]$(System.DefaultWorkingDirectory)/memdiff.md",
-            "uploadsummary]$(System.DefaultWorkingDirectory)/other.md",
-            "publishes no summary written by memdiff",
+            github,
+            "test \"${{ steps.summary.outputs.code }}\" = 0",
+            "true",
+            "no step after summarize fails on its exit code",
         ),
         (
-            PIPELINES[1].1,
+            azure,
+            "test \"$(summaryCode)\" = 0",
+            "true",
+            "no step after summarize fails on its exit code",
+        ),
+        (
+            github,
+            "cat summary.md >> \"$GITHUB_STEP_SUMMARY\"",
+            "cat summary.md",
+            "publishes no summary written by summarize",
+        ),
+        (
+            azure,
+            "uploadsummary]$(System.DefaultWorkingDirectory)/summary.md",
+            "uploadsummary]$(System.DefaultWorkingDirectory)/other.md",
+            "publishes no summary written by summarize",
+        ),
+        (
+            azure,
             "    dependsOn: build\n",
             "",
             "job replay does not wait for job build",
         ),
+        (
+            github,
+            "    needs: [build, memdiff]\n",
+            "    needs: [build]\n",
+            "job summarize does not wait for job memdiff",
+        ),
     ];
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ci-mutants");
-    std::fs::create_dir_all(&dir).expect("a directory for the mutants");
+    let dir = fresh("ci-mutants");
     for (n, (file, from, to, expected)) in mutants.iter().enumerate() {
         let text = std::fs::read_to_string(root.join(file)).expect("the pipeline");
         assert!(
@@ -381,108 +716,160 @@ fn the_ci_workflow_is_valid_and_runs_only_what_exists() {
     }
 }
 
+/// The pipelines' platform that this machine runs: the others need their own builds (linux-x86
+/// the i686 archive and a multilib compiler, which CI's x86 jobs install), so only this one is
+/// replayed here.
+fn host_platform() -> Option<&'static str> {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => Some("linux-x64"),
+        ("linux", "x86") => Some("linux-x86"),
+        _ => None,
+    }
+}
+
 #[test]
-fn the_ci_pipeline_replays_merges_and_gates_the_example_collections() {
-    if !required("cmake", "JITARENA_REQUIRE_CMAKE") || !has_pyyaml() {
+fn the_ci_pipeline_replays_merges_diffs_and_summarizes_the_example() {
+    if !has_pyyaml() {
         return;
     }
+    let Some(platform) = host_platform() else {
+        eprintln!("no platform of the pipelines runs here: skipping");
+        return;
+    };
+    let Some(build) = example() else { return };
+    let jit = Example::new(build);
     let root = &native::workspace_root();
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ci-pipeline");
-    let _ = std::fs::remove_dir_all(&work);
-    let build = work.join("build");
-    ok(Command::new("cmake")
-        .arg("-S")
-        .arg(root.join("examples/cmake-jit"))
-        .arg("-B")
-        .arg(&build)
-        .arg(format!("-DJITARENA_LIB={}", native::static_lib().display())));
-    ok(Command::new("cmake").arg("--build").arg(&build));
-    let (host, base_jit, diff_jit) = (
-        build.join("replay_host"),
-        build.join("libminijit_base.so"),
-        build.join("libminijit_diff.so"),
-    );
+    let work = &fresh("ci-pipeline");
 
-    // The replay job, once per matrix entry, each writing its artifact's layout.
+    // The replay job, once per matrix entry of this platform, each writing its artifact's
+    // layout: logs-PLATFORM-COLLECTION-SHARD/PLATFORM/{base,diff}/COLLECTION/SHARD.jas.
     let matrix = pipeline_matrix(&root.join(PIPELINES[0].1));
-    let shards = matrix.iter().map(|m| m.2).max().expect("shards") + 1;
-    let mut collections: Vec<(String, String)> =
-        matrix.iter().map(|m| (m.0.clone(), m.1.clone())).collect();
+    let shards = matrix.iter().map(|m| m.shard).max().expect("shards") + 1;
+    let mut platforms: Vec<&str> = matrix.iter().map(|m| m.platform.as_str()).collect();
+    platforms.dedup();
+    assert!(platforms.contains(&platform), "{platforms:?}");
+    let others: Vec<&str> = platforms
+        .iter()
+        .copied()
+        .filter(|p| *p != platform)
+        .collect();
+    eprintln!("replaying the pipeline's {platform} entries; {others:?} need their own builds");
+    let mine: Vec<&Entry> = matrix.iter().filter(|m| m.platform == platform).collect();
+    let mut collections: Vec<(String, String)> = mine
+        .iter()
+        .map(|m| (m.collection.clone(), m.programs.clone()))
+        .collect();
     collections.dedup();
     assert!(collections.len() >= 2, "{collections:?}");
-    for (collection, programs, shard) in &matrix {
-        let artifact = work.join(format!("shards/logs-{collection}-{shard}"));
+    let artifact = |p: &str, c: &str, s: u64| work.join(format!("shards/logs-{p}-{c}-{s}"));
+    for m in &mine {
         let logs: Vec<PathBuf> = ["base", "diff"]
             .iter()
             .map(|side| {
-                let dir = artifact.join(side).join(collection);
+                let dir = artifact(platform, &m.collection, m.shard)
+                    .join(platform)
+                    .join(side)
+                    .join(&m.collection);
                 std::fs::create_dir_all(&dir).expect("the artifact's directories");
-                dir.join(format!("{shard}.jas"))
+                dir.join(format!("{}.jas", m.shard))
             })
             .collect();
-        let out = ok(Command::new(&host)
-            .args([
-                &base_jit,
-                &diff_jit,
-                &root.join(programs),
-                &logs[0],
-                &logs[1],
-            ])
-            .args([shard.to_string(), shards.to_string()]));
-        assert!(out.contains("0 failures"), "{out}");
+        let (code, out) = jit.replay(
+            &root.join(&m.programs),
+            [&logs[0], &logs[1]],
+            Some((m.shard, shards)),
+        );
+        assert_eq!(code, 0, "{out}");
     }
 
-    // Azure downloads every artifact of the run beside the logs: the merge leaves them alone.
-    std::fs::create_dir_all(work.join("shards/jits")).expect("the JITs' artifact");
-    std::fs::copy(&base_jit, work.join("shards/jits/libminijit_base.so")).expect("a JIT");
+    // Azure downloads every artifact of the run: the JITs, and the other platforms' logs
+    // (stand-ins here: copies of this platform's, under the other platform's name, which its
+    // merge must find and this platform's must leave alone).
+    std::fs::create_dir_all(work.join(format!("shards/jits-{platform}"))).expect("the JITs");
+    std::fs::copy(
+        &jit.base,
+        work.join(format!("shards/jits-{platform}/base.so")),
+    )
+    .expect("a JIT");
+    for other in &others {
+        for m in &mine {
+            let from = artifact(platform, &m.collection, m.shard).join(platform);
+            let to = artifact(other, &m.collection, m.shard).join(other);
+            for side in ["base", "diff"] {
+                let dir = to.join(side).join(&m.collection);
+                std::fs::create_dir_all(&dir).expect("a stand-in's directories");
+                let log = format!("{}.jas", m.shard);
+                std::fs::copy(
+                    from.join(side).join(&m.collection).join(&log),
+                    dir.join(&log),
+                )
+                .expect("a stand-in log");
+            }
+        }
+    }
 
-    // The memdiff job: merge with the pipeline's script (jitarena on PATH), then diff the roots.
+    // The memdiff job, per platform: merge that platform's shards with the pipeline's script
+    // (jitarena on PATH), then diff the roots into the report the summarize job reads.
     let bin = Path::new(env!("CARGO_BIN_EXE_jitarena"));
     let path = format!(
         "{}:{}",
         bin.parent().expect("the binary's directory").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let merge = |into: &str| {
+    let merge = |into: &str, platform: &str| {
         run(Command::new(root.join("scripts/merge_shards.sh"))
             .arg(work.join("shards"))
             .arg(work.join(into))
             .arg(shards.to_string())
+            .arg(platform)
             .env("PATH", &path))
     };
-    let (code, out) = merge("merged");
-    assert_eq!(code, 0, "{out}");
-    let diff_roots = |base: PathBuf, diff: PathBuf, json: &str| {
+    let diff_roots = |roots: &Path, json: &Path| {
+        std::fs::create_dir_all(json.parent().unwrap()).expect("the report's directory");
         let (code, report) = run(Command::new(bin)
             .arg("memdiff")
             .arg("--base-root")
-            .arg(base)
+            .arg(roots.join("base"))
             .arg("--diff-root")
-            .arg(diff)
+            .arg(roots.join("diff"))
             .arg("-q")
             .arg("--json")
-            .arg(work.join(json)));
-        let text = std::fs::read_to_string(work.join(json)).expect("the JSON report");
-        let doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-        (code, report, doc)
+            .arg(json));
+        (code, report, read_json(json))
     };
-    let (code, report, merged) = diff_roots(
-        work.join("merged/base"),
-        work.join("merged/diff"),
-        "merged.json",
-    );
-    // The example's diff JIT is heavier on purpose: the gate fails on a regression, not on
-    // coverage, and every collection is there whole.
-    assert_eq!(code, 1, "{report}");
-    assert_eq!(merged["verdict"]["status"], "FAIL", "{report}");
-    let names: Vec<&str> = merged["collections"]
-        .as_array()
-        .expect("collections")
-        .iter()
-        .map(|c| c["name"].as_str().expect("a name"))
-        .collect();
-    let expected: Vec<&str> = collections.iter().map(|c| c.0.as_str()).collect();
-    assert_eq!(names, expected);
+    let mut reports = Vec::new();
+    for p in &platforms {
+        let (code, out) = merge(&format!("merged-{p}"), p);
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.contains(&format!("platform {p}: 2 collections")),
+            "{out}"
+        );
+        let json = work.join(format!("reports/report-{p}/memdiff.json"));
+        let (code, report, doc) = diff_roots(&work.join(format!("merged-{p}")), &json);
+        // The example's diff JIT is heavier on purpose: the gate fails on a regression, not on
+        // coverage, and every collection is there whole, each context once.
+        assert_eq!(code, 1, "{report}");
+        assert_eq!(doc["verdict"]["status"], "FAIL", "{report}");
+        let names: Vec<&str> = doc["collections"]
+            .as_array()
+            .expect("collections")
+            .iter()
+            .map(|c| c["name"].as_str().expect("a name"))
+            .collect();
+        let expected: Vec<&str> = collections.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, expected);
+        for c in doc["collections"].as_array().unwrap() {
+            let coverage = &c["diff"]["coverage"];
+            let contexts =
+                functions(&root.join(&collections.iter().find(|x| x.0 == c["name"]).unwrap().1))
+                    .len();
+            assert_eq!(coverage["matched"], contexts, "{coverage}");
+            assert_eq!(coverage["duplicates_base"], 0, "{coverage}");
+            assert_eq!(coverage["duplicates_diff"], 0, "{coverage}");
+        }
+        reports.push((p.to_string(), json, doc));
+    }
 
     // The same collections replayed unsharded give the same diff, collection by collection.
     for (collection, programs) in &collections {
@@ -494,19 +881,11 @@ fn the_ci_pipeline_replays_merges_and_gates_the_example_collections() {
                 dir.join("all.jas")
             })
             .collect();
-        ok(Command::new(&host).args([
-            &base_jit,
-            &diff_jit,
-            &root.join(programs),
-            &logs[0],
-            &logs[1],
-        ]));
+        let (code, out) = jit.replay(&root.join(programs), [&logs[0], &logs[1]], None);
+        assert_eq!(code, 0, "{out}");
     }
-    let (_, _, whole) = diff_roots(
-        work.join("whole/base"),
-        work.join("whole/diff"),
-        "whole.json",
-    );
+    let (_, _, whole) = diff_roots(&work.join("whole"), &work.join("whole.json"));
+    let merged = &reports[0].2;
     assert_eq!(merged["verdict"], whole["verdict"]);
     for (m, w) in merged["collections"]
         .as_array()
@@ -518,16 +897,31 @@ fn the_ci_pipeline_replays_merges_and_gates_the_example_collections() {
         assert_eq!(m["diff"], w["diff"], "collection {}", m["name"]);
     }
 
+    // The summarize job: one summary over the platforms, failing as the worst of them.
+    let summary = work.join("summary.md");
+    let mut cmd = Command::new(bin);
+    cmd.arg("summarize");
+    for (p, json, _) in &reports {
+        cmd.arg("--platform").arg(p).arg(json);
+    }
+    let (code, out) = run(cmd.arg("--md").arg(&summary));
+    assert_eq!(code, 1, "{out}");
+    let text = std::fs::read_to_string(&summary).expect("the summary");
+    for p in &platforms {
+        assert!(text.contains(p), "{p} in:\n{text}");
+    }
+
     // A replay job that uploaded nothing fails the merge, naming the shard, instead of leaving
     // both sides equally short (which the coverage check could not see).
-    let (lost, _, lost_shard) = &matrix[matrix.len() - 2];
-    std::fs::remove_dir_all(work.join(format!("shards/logs-{lost}-{lost_shard}"))).expect("remove");
-    let (code, out) = merge("merged-short");
+    let lost = &mine[mine.len() - 2];
+    std::fs::remove_dir_all(artifact(platform, &lost.collection, lost.shard)).expect("remove");
+    let (code, out) = merge("merged-short", platform);
     assert_eq!(code, 1, "{out}");
     for side in ["base", "diff"] {
         assert!(
             out.contains(&format!(
-                "collection {lost}: no {side} log for shard {lost_shard} of {shards}"
+                "collection {}: no {side} log for shard {} of {shards}",
+                lost.collection, lost.shard
             )),
             "{out}"
         );
