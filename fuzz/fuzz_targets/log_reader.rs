@@ -13,12 +13,13 @@ use jitarena::log::{CountsVisitor, LogReader, MethodRecord};
 use jitarena::{MethodCounts, MethodInfo, Schema};
 use jitarena_tools::logtools::{dump, DumpFormat};
 use jitarena_tools::report::stats;
+use jitarena_tools::stats::collect;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let path = jitarena_fuzz::input_file("log", &jitarena_fuzz::with_checksums(data));
     let paths = [path];
-    if let Ok(s) = stats::collect(&paths) {
+    if let Ok(s) = collect(&paths) {
         let _ = stats::render_text(&s);
         let _ = stats::render_json(&s);
     }

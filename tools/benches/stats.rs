@@ -10,7 +10,7 @@ use jitarena_tools::cli::gen_log;
 use jitarena_tools::gen::{GenOptions, Generator};
 use jitarena_tools::logtools::{merge, merge_decoding};
 use jitarena_tools::progress::Progress;
-use jitarena_tools::report::stats::collect;
+use jitarena_tools::stats::collect;
 
 /// A generated log of `methods` methods (made once, kept between runs).
 fn log(name: &str, seed: u64, methods: u64) -> PathBuf {

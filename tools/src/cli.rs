@@ -348,7 +348,7 @@ impl<W: Write> RowsOut<W> {
 fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         Command::Stats { logs, json } => {
-            let s = stats::collect(&logs)?;
+            let s = crate::stats::collect(&logs)?;
             warn_all(&s.warnings);
             write_out(&if json {
                 stats::render_json(&s)
@@ -371,7 +371,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         }
         Command::Merge { output, logs } => {
             check_not_input(&output, &logs)?;
-            let files = stats::expand_inputs(&logs)?;
+            let files = crate::inputs::expand_inputs(&logs)?;
             let progress = crate::progress::Progress::new(true, "merge");
             let (n, warnings) = logtools::merge(&files, &output, &progress)?;
             warn_all(&warnings);
@@ -419,7 +419,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
 fn dump(files: &[PathBuf], fmt: DumpFormat, output: Option<&Path>) -> Result<Vec<String>, Error> {
     let Some(path) = output else {
         let name = Path::new("<standard output>");
-        let files = stats::expand_inputs(files)?;
+        let files = crate::inputs::expand_inputs(files)?;
         let mut out = RowsOut {
             inner: std::io::BufWriter::new(std::io::stdout().lock()),
             reader_gone: false,
@@ -435,7 +435,7 @@ fn dump(files: &[PathBuf], fmt: DumpFormat, output: Option<&Path>) -> Result<Vec
         };
     };
     check_not_input(path, files)?;
-    let files = stats::expand_inputs(files)?;
+    let files = crate::inputs::expand_inputs(files)?;
     check_not_input(path, &files)?;
     let file = OutputFile::create(path)?;
     let mut out = std::io::BufWriter::new(file.file());

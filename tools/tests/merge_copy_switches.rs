@@ -26,8 +26,8 @@ fn records_alternating_between_schemas_do_not_compare_every_name_each_time() {
     // 4,000 kinds of 250-byte names (the union, 1 MB of names), and a schema of one of them.
     let pad = "x".repeat(245);
     let kinds: Vec<String> = (0..4000).map(|k| format!("k{k:04}{pad}")).collect();
-    let large = Shared::new(Schema::read(kinds, vec!["P".to_string()]).unwrap());
-    let small = Shared::new(Schema::read(vec![format!("k0000{pad}")], Vec::new()).unwrap());
+    let large = Shared::new(Schema::of_log(kinds, vec!["P".to_string()]).unwrap());
+    let small = Shared::new(Schema::of_log(vec![format!("k0000{pad}")], Vec::new()).unwrap());
     let counts = MethodCounts {
         kinds: vec![(0, 64, 2)],
         used_bytes: 64,

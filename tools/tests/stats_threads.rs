@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use common::{counts, generated, schema, tmp};
 use jitarena::Shared;
 use jitarena::{MethodCounts, Schema};
-use jitarena_tools::report::stats::{collect, collect_in_batches, collect_one_thread, Stats};
+use jitarena_tools::stats::{collect, collect_in_batches, collect_one_thread, Stats};
 
 /// The statistics of `paths` on one thread, checked against two threads with every batch size.
 fn same_on_two_threads(paths: &[PathBuf]) -> Stats {

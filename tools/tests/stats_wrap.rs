@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use common::schema;
 use jitarena::Shared;
 use jitarena::{MethodCounts, Schema};
-use jitarena_tools::report::stats::{collect_in_batches, collect_one_thread, Stats};
+use jitarena_tools::stats::{collect_in_batches, collect_one_thread, Stats};
 
 const HALF: u64 = 1 << 63;
 
@@ -73,7 +73,7 @@ fn same_on_two_threads(inputs: &[PathBuf]) -> Stats {
     one
 }
 
-fn totals(list: &[jitarena_tools::report::stats::Named]) -> Vec<(&str, u64, u64)> {
+fn totals(list: &[jitarena_tools::stats::Named]) -> Vec<(&str, u64, u64)> {
     list.iter().map(|n| (&*n.name, n.bytes, n.count)).collect()
 }
 

@@ -11,9 +11,8 @@ use jitarena::format::{header_for, put_frame, put_str, put_varint, Content};
 use jitarena::Shared;
 use jitarena_tools::logtools::{merge_decoding, merge_in_batches};
 use jitarena_tools::progress::Progress;
-use jitarena_tools::report::stats::{
-    collect_in_batches, collect_one_thread, render_json, render_text,
-};
+use jitarena_tools::report::stats::{render_json, render_text};
+use jitarena_tools::stats::{collect_in_batches, collect_one_thread};
 
 /// Stats on one thread equal stats on two, whatever the batches, the reports too; and the
 /// merge writes the same file, or gives the same error, as the decoding merge.

@@ -295,7 +295,7 @@ fn shared_file(base: &[PathBuf], diff: &[PathBuf]) -> Option<PathBuf> {
     fn identity(p: &Path) -> Option<PathBuf> {
         p.canonicalize().ok()
     }
-    let files = |paths: &[PathBuf]| crate::report::stats::expand_inputs(paths).unwrap_or_default();
+    let files = |paths: &[PathBuf]| crate::inputs::expand_inputs(paths).unwrap_or_default();
     let diff: std::collections::HashSet<_> =
         files(diff).iter().filter_map(|p| identity(p)).collect();
     files(base)

@@ -656,9 +656,9 @@ mod tests {
     fn sorted_quantiles(mut v: Vec<u64>) -> Quantiles {
         v.sort_unstable();
         Quantiles {
-            p50: crate::report::quantile(&v, 0.5),
-            p90: crate::report::quantile(&v, 0.9),
-            p99: crate::report::quantile(&v, 0.99),
+            p50: crate::stats::quantile(&v, 0.5),
+            p90: crate::stats::quantile(&v, 0.9),
+            p99: crate::stats::quantile(&v, 0.99),
             max: v.last().copied().unwrap_or(0),
         }
     }

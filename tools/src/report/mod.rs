@@ -4,8 +4,8 @@
 pub mod diff;
 pub mod html;
 pub mod platforms;
-mod sort;
 pub mod stats;
+pub use crate::stats::quantile;
 pub mod summary;
 
 pub(crate) use crate::text::disguises;
@@ -60,15 +60,6 @@ pub fn md_text(text: &str) -> String {
 
 /// The zero-width space [`md_text`] puts after `@` and `#`.
 pub const MD_BREAK: char = '\u{200B}';
-
-/// The value at quantile `q` (0..=1) of sorted values (nearest rank), 0 if empty.
-pub fn quantile(sorted: &[u64], q: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = (q * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
 
 /// A float as a JSON number rounded to 4 decimals (a whole number as an integer, so that
 /// `3` stays `3`), or `null` when it is not finite.

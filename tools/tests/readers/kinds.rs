@@ -180,7 +180,7 @@ fn uniting_60000_schemas_costs_work_in_proportion_to_their_names() {
     assert_eq!(union.phase_count(), N as usize);
     assert!(union.work() - before <= 3 * names_seen);
 
-    let stats = jitarena_tools::report::stats::collect(&[path]).unwrap();
+    let stats = jitarena_tools::stats::collect(&[path]).unwrap();
     assert_eq!(stats.methods, N);
     assert_eq!(stats.phases.len(), N as usize);
     assert_eq!(stats.kinds.iter().map(|k| k.bytes).sum::<u64>(), 8 * N);
