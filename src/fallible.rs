@@ -113,3 +113,8 @@ pub(crate) fn extend_within(v: &mut Vec<u8>, bytes: &[u8]) -> bool {
     }
     true
 }
+
+/// The error of an allocation that failed (no text to allocate).
+pub(crate) fn no_memory(_: std::collections::TryReserveError) -> std::io::Error {
+    std::io::Error::from(std::io::ErrorKind::OutOfMemory)
+}

@@ -47,7 +47,7 @@ impl OutFile {
         let mut c_path = Vec::new();
         c_path
             .try_reserve_exact(bytes.len() + 1)
-            .map_err(crate::format::no_memory)?;
+            .map_err(crate::fallible::no_memory)?;
         let _ = crate::fallible::extend_within(&mut c_path, bytes); // within the room
         let _ = crate::fallible::push_within(&mut c_path, 0);
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC;

@@ -4,8 +4,9 @@
 use std::io;
 use std::sync::Arc;
 
-use super::payload::{Malformed, Payload};
+use super::payload::Payload;
 use super::put::{put_frame, put_str, put_varint, TryBuf, FRAME_MOST};
+use super::spec::Malformed;
 use super::spec::{FRAME_SCHEMA, FRAME_TIER};
 use super::varint::MAX_VARINT;
 use super::{no_memory, Frame, FrameReader};

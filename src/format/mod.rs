@@ -28,10 +28,11 @@ pub use frames::{Frame, FrameReader};
 #[cfg(target_arch = "x86_64")]
 pub(crate) use pairs::Pext;
 pub(crate) use pairs::{PairReader, Portable};
-pub use payload::{Malformed, Payload};
+pub use payload::Payload;
 pub(crate) use put::{no_memory, TryBuf};
 pub use put::{put_frame, put_signed, put_str, put_varint, Put};
 pub use source::{io_error, sniff, Input, Source};
+pub use spec::Malformed;
 pub use spec::{
     header, header_for, Content, HEADER_LEN, LOG_VERSION, MAGIC, MAX_FRAME, TRACE_VERSION,
 };

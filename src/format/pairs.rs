@@ -10,7 +10,7 @@
 // The table and its index serve only the x86-64 reader (and the tests) elsewhere.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 
-use super::payload::Malformed;
+use super::spec::Malformed;
 use super::varint::varint_pair_at;
 
 /// Reads the pair of LEB128 values at byte `at` of `bytes`: their values and the position

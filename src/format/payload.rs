@@ -1,5 +1,6 @@
 //! Decoding: a cursor over a frame's payload, every read bounds-checked.
 
+use super::spec::Malformed;
 use super::varint::{unzigzag, varint_at};
 
 /// A cursor over a frame's payload; every read is bounds-checked.
@@ -7,10 +8,6 @@ pub struct Payload<'a> {
     bytes: &'a [u8],
     at: usize,
 }
-
-/// Decoding a payload failed: it is shorter than its fields or holds an impossible value.
-#[derive(Debug, Clone, Copy)]
-pub struct Malformed(pub &'static str);
 
 impl<'a> Payload<'a> {
     /// A cursor at the start of `bytes`.

@@ -4,6 +4,7 @@
 use std::io;
 
 use super::varint::{self, VarintOut, MAX_VARINT};
+pub(crate) use crate::fallible::no_memory;
 
 /// Where the encoders below append: a `Vec<u8>`, which grows as `Vec` does (the tools and
 /// tests), or the library's own buffer that grows only while memory can be had (the writers a
@@ -190,11 +191,6 @@ impl VarintOut for Vec<u8> {
     fn byte(&mut self, b: u8) {
         self.push(b);
     }
-}
-
-/// The error of an allocation that failed (no text to allocate).
-pub(crate) fn no_memory(_: std::collections::TryReserveError) -> io::Error {
-    io::Error::from(io::ErrorKind::OutOfMemory)
 }
 
 /// Appends `value` as unsigned LEB128.

@@ -2,8 +2,6 @@
 //! stats logs and traces, and the bits of a version-2 record's head. `docs/formats.md`
 //! describes the bytes; the readers and writers of `log` and `trace` take every number here.
 
-use super::payload::Malformed;
-
 /// The first 8 bytes of every jitarena file.
 pub const MAGIC: &[u8; 8] = b"JITARENA";
 /// Length of the file header: magic, content kind, version, two reserved bytes.
@@ -113,7 +111,11 @@ pub(crate) const SCHEMA_FOLLOWS: u64 = 16;
 /// The tier id is `head >> TIER_SHIFT`.
 pub(crate) const TIER_SHIFT: u32 = 5;
 
-// ---- What a malformed method record is called.
+// ---- What a malformed frame or record is called.
+
+/// Decoding a payload failed: it is shorter than its fields or holds an impossible value.
+#[derive(Debug, Clone, Copy)]
+pub struct Malformed(pub &'static str);
 
 /// Its byte counts do not fit in 64 bits.
 pub(crate) const TOO_MANY_BYTES: Malformed =

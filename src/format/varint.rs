@@ -6,7 +6,7 @@
 //! a pair of values, ten bytes known to be there). Merge's copy path keeps a stricter reader,
 //! beside them, that also refuses padded values ([`strict_at`]), which the writer never makes.
 
-use super::payload::Malformed;
+use super::spec::Malformed;
 
 /// The most bytes a LEB128 value of 64 bits takes.
 pub(crate) const MAX_VARINT: usize = 10;

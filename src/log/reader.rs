@@ -130,7 +130,7 @@ impl LogReader {
         );
         let (Some(schemas), Some(tiers)) = (schemas, tiers) else {
             return Err(Error::new(
-                crate::ErrorCode::Internal,
+                crate::error::ErrorCode::Internal,
                 format!(
                     "{}: a mark names schemas or tiers its dictionary does not hold",
                     path.display()
@@ -419,7 +419,7 @@ pub fn read_all(path: &Path) -> Result<(Vec<MethodRecord>, Vec<String>), Error> 
 /// what was being added up.
 pub fn sum_too_large(path: &Path, what: &str) -> Error {
     Error::new(
-        crate::ErrorCode::Io,
+        crate::error::ErrorCode::Io,
         format!(
             "{}: the {what} add up to more than {} (2^64 - 1): the input holds impossible counts",
             path.display(),
