@@ -25,8 +25,8 @@
  *   jitarena_destroy(a);
  *
  * Threads: one arena is used by one thread at a time (no locking inside an arena); any number
- * of arenas may be used on any number of threads at once. Process-wide state (the aggregate
- * and the stats log) is thread-safe.
+ * of arenas may be used on any number of threads at once. The process-wide state (the stats
+ * log, the trace and the aggregate: see below) is thread-safe.
  *
  * Errors: no function aborts or unwinds into the caller. A function that fails returns NULL
  * or a non-zero jitarena_error code; jitarena_strerror() names a code, and
@@ -38,9 +38,60 @@
  * (a file a log was to replace is then left as it was), and what could not be done
  * is left undone whole: an arena, its record in the log and the aggregate are each updated
  * completely or not at all; a method whose trace events could not all be recorded has its
- * trace refused whole. The code a JIT links holds no panic: built with the repository's release
- * profile (panic = "abort"), a program linking it contains no Rust panic handler at all
+ * trace refused whole. The code a JIT links holds no panic: built with the repository's jit
+ * profile (`cargo build --profile jit -p jitarena --lib`: the release profile with
+ * panic = "abort"), a program linking it contains no Rust panic handler at all
  * (tests/footprint.rs checks this).
+ *
+ * Process-wide state
+ * ------------------
+ * Each copy of the library in a process has its own process-wide state: a JIT that links its
+ * own copy (a baseline and a diff JIT loaded side by side by a replay tool) has its own stats
+ * log, trace and aggregate, and names its own files. jitarena_method_done() feeds all three at
+ * the end of each method, each behind its own lock, taken once per method and never per
+ * allocation; records from many threads are appended whole.
+ *
+ * The stats log: one record per method (jitarena_method_done()). jitarena_log_open() opens it;
+ * when no log was opened or closed with jitarena_log_open()/jitarena_log_close() before the
+ * first jitarena_method_done(), the environment variable JITARENA_LOG names it. In its name,
+ * "%p" becomes the process id and "%m" the file name, up to its first dot, of the module
+ * (shared library, DLL or executable) that holds this copy of the library ("libclrjit" for
+ * .../libclrjit.so), so that two JITs loaded side by side name two files from one pattern:
+ * "logs/%m-%p.jas" gives each JIT of each worker process its own file. A file has one writer
+ * (an advisory flock() on a regular file on Unix; on Windows a share mode that lets readers in
+ * and no second writer): a second writer of the same file, in this process or another, fails
+ * with JITARENA_E_IO and a message that says so, before the file is touched. Records are
+ * written unbuffered and whole, one write per record. A failed write (a full disk, a file size
+ * limit) never spoils the log: the records before it stay readable, and the failed record is
+ * not in the log (the kind, phase and tier names it introduced are written again with the next
+ * record that needs them). When part of it reached the file (a short write, EFBIG, ENOSPC in
+ * mid-record), the file is cut back to its last whole record (ftruncate) and later records are
+ * written as usual; when that cut fails (a pipe, a device), every later record is refused with
+ * JITARENA_E_IO, so that no record ever lands after a torn one. A log that JITARENA_LOG names
+ * and that cannot be opened fails every jitarena_method_done() with JITARENA_E_IO and the
+ * reason, which is also written once to the standard error; one that could not be opened for
+ * lack of memory is opened again at the next record.
+ *
+ * The trace: every allocation (method boundaries, kinds, sizes, phase changes) of the arenas
+ * created while it is open, for `jitarena replay`. jitarena_trace_open() opens it, or
+ * JITARENA_TRACE at the first jitarena_create() (a failure to open that one is written once to
+ * the standard error); its name takes "%p" and "%m", and its file has one writer, as the log.
+ * jitarena_method_done() appends each method's events.
+ *
+ * The aggregate: the sums of every method's counters, per kind list, read with the
+ * jitarena_aggregate_* functions. Off by default (jitarena_aggregate_enable()), so that a run
+ * that reads no aggregate pays nothing for it.
+ *
+ * fork(): a child process never writes to its parent's log or trace, and never hangs on a lock
+ * that a parent thread held at the fork. When the log's name has "%p", the child logs to a
+ * file of its own (the name with its process id), opened at its first record. Otherwise its
+ * records are refused with JITARENA_E_STATE (the aggregate still counts them) until it opens
+ * its own log with jitarena_log_open(). Its methods are refused the same way for the parent's
+ * trace, whatever the trace's name.
+ *
+ * The environment: JITARENA_LOG (at the first jitarena_method_done()) and JITARENA_TRACE (at
+ * the first jitarena_create()) are read with getenv(): as for any getenv(), no other thread may
+ * change the environment (setenv(), putenv()) meanwhile.
  */
 #ifndef JITARENA_H
 #define JITARENA_H
@@ -394,56 +445,30 @@ uint32_t jitarena_phase_count_configured(const jitarena* arena);
 /* ---- Per-method records: the stats log, the aggregate, the trace ------------------------ */
 
 /**
- * Ends a method: when the aggregate is on (jitarena_aggregate_enable()), folds the arena's
- * counters into the process-wide aggregate and, when a stats log is open, appends one record (the method, its per-kind bytes and counts, per-phase bytes,
- * used and reserved bytes, pages, largest request, whether the limit was hit); when a trace is
- * being recorded, appends the method's allocation events to it. Then reset or destroy the arena
- * for the next method. `method` may be NULL (an unknown method). Thread-safe: records from many
- * threads are appended whole, one lock per record, none per allocation. With no log open it
- * does no I/O; with no log, no trace and the aggregate off (the defaults: a throughput run) it
- * reads nothing but the arena pointer's liveness. Returns 0, or JITARENA_E_IO when the record could not be written (the message
- * names the file), JITARENA_E_NULL / JITARENA_E_STATE for a NULL or dead arena,
- * JITARENA_E_CONFIG for a method of a smaller struct_size, JITARENA_E_OUT_OF_MEMORY when
- * memory ran out. The log, the trace and the aggregate each go on when another fails (the
- * aggregate counts a method whose record could not be written, and the other way round); the
- * log's failure is the one returned first. A log that could not be opened from JITARENA_LOG
- * for lack of memory is opened again at the next record.
+ * Ends a method (see "Process-wide state" at the top of this header): when the aggregate is on
+ * (jitarena_aggregate_enable()), folds the arena's counters into it; when a stats log is open,
+ * appends one record (the method, its per-kind bytes and counts, per-phase bytes, used and
+ * reserved bytes, pages, largest request, whether the limit was hit); when the arena records a
+ * trace, appends the method's allocation events to it. Then reset or destroy the arena for the
+ * next method. `method` may be NULL (an unknown method). Thread-safe: one lock per record, none
+ * per allocation. With no log open it does no I/O; with no log, no trace and the aggregate off
+ * (the defaults: a throughput run) it reads nothing but the arena pointer's liveness.
  *
- * A failed write never spoils the log: the records before it stay readable. The failed record
- * is not in the log; the kind, phase and tier names it introduced are written again with the
- * next record that needs them. When part of it reached the file (a short write, EFBIG, ENOSPC
- * in mid-record), the file is cut back to its last whole record (ftruncate) and later records
- * are written as usual; when that cut fails (a pipe, a device), every later record is refused
- * with JITARENA_E_IO, so that no record ever lands after a torn one. A log that could not be
- * opened from JITARENA_LOG fails every call with JITARENA_E_IO and the reason.
- *
- * fork(): a child process does not write to its parent's log or trace, and never hangs on a
- * lock that a parent thread held at the fork. When the log's name has "%p", the child logs
- * to a file of its own (the name with its process id), opened at its first record. Otherwise
- * its records are refused with JITARENA_E_STATE (the aggregate still counts them) until it
- * opens its own log with jitarena_log_open(); so are its methods for the parent's trace.
- *
- * When no log was opened or closed with jitarena_log_open()/jitarena_log_close() before the
- * first call, the environment variable JITARENA_LOG names one ("%p" and "%m" as for
- * jitarena_log_open(): "logs/%m-%p.jas" gives each JIT of each worker its own file); when it
- * cannot be opened, the reason is also written once to the standard error. JITARENA_LOG and JITARENA_TRACE are read
- * with getenv(): as for any getenv(), no other thread may change the environment meanwhile.
+ * Returns 0, or JITARENA_E_IO when the record could not be written (the message names the file;
+ * the failed record is not in the log), JITARENA_E_STATE for a record refused in a forked child,
+ * JITARENA_E_NULL / JITARENA_E_STATE for a NULL or dead arena, JITARENA_E_CONFIG for a method of
+ * a smaller struct_size, JITARENA_E_OUT_OF_MEMORY when memory ran out. The log, the trace and
+ * the aggregate each go on when another fails (the aggregate counts a method whose record could
+ * not be written, and the other way round); the log's failure is the one returned first.
  */
 int jitarena_method_done(jitarena* arena, const jitarena_method* method);
 
 /** Opens (creates or truncates) the stats log at `path` (UTF-8; a path that is not is refused
- *  with JITARENA_E_CONFIG rather than taken for another file) for this copy of the library: a
- *  JIT that links its own copy names its own log. In `path`, "%p" becomes the process id and "%m"
- *  the file name, up to its first dot, of the module (shared library, DLL or executable) that
- *  holds this copy ("libclrjit" for .../libclrjit.so), so that two JITs loaded side by side
- *  name two files from one pattern. The file is held by its one writer (an advisory flock()
- *  on a regular file on Unix; on Windows a share mode that lets readers in and no second
- *  writer): a second writer of the same file, in this process or another, fails with
- *  JITARENA_E_IO and a message that says so, before the file is touched. Returns 0,
- *  JITARENA_E_NULL, JITARENA_E_STATE if a log is already open, JITARENA_E_IO if the file cannot
- *  be created or another writer holds it.
- *  Records are written unbuffered, one write per record; after a failed write the file is cut
- *  back to its last whole record (see jitarena_method_done()). In a forked child, the child's
+ *  with JITARENA_E_CONFIG rather than taken for another file) for this copy of the library.
+ *  "%p" and "%m" in `path`, the file's one writer and what a failed write does: "Process-wide
+ *  state" at the top of this header. Returns 0, JITARENA_E_NULL, JITARENA_E_STATE if a log is
+ *  already open, JITARENA_E_IO if the file cannot be created or another writer holds it.
+ *  Records are written unbuffered, one write per record. In a forked child, the child's
  *  descriptor of the log inherited from the parent is closed, without writing to the log, and
  *  the new log opened. */
 int jitarena_log_open(const char* path);
