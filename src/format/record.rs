@@ -158,40 +158,42 @@ pub(crate) struct Scratch {
     pub(crate) refused: Option<&'static str>,
 }
 
+/// Who a record is and where it goes in its file: the fields it holds besides its counters.
+#[derive(Clone, Copy)]
+pub(crate) struct Fields<'a> {
+    /// The id of its schema in the file (0 for the first one).
+    pub(crate) schema_id: u64,
+    /// The id of its tier in the file.
+    pub(crate) tier_id: u64,
+    /// Its schema's kinds.
+    pub(crate) kind_count: usize,
+    /// Its schema's phases.
+    pub(crate) phase_count: usize,
+    /// The method's name ("" if unknown).
+    pub(crate) name: &'a str,
+    /// The method's context number (-1 if unknown).
+    pub(crate) context: i64,
+}
+
 /// Appends the version-2 payload of a record (after its frame's type and length) to `p`.
 /// `prev` is what the previous record written says; it is not changed here. `scratch` is reused
 /// by the checks of kinds by phase.
-#[allow(clippy::too_many_arguments)] // the fields of one record, in layout order
 pub(crate) fn encode(
     p: &mut TryBuf,
-    ids: (u64, u64),
-    kind_count: usize,
-    phase_count: usize,
+    f: &Fields<'_>,
     prev: &Prev,
-    name: &str,
-    context: i64,
     c: &MethodCounts,
     scratch: &mut Scratch,
 ) -> io::Result<()> {
-    let (schema_id, tier_id) = (ids.0, ids.1);
-    // Room for the largest payload these counts can take (kinds by phase are appended after).
-    let most = 10 * MAX_VARINT
-        + name.len()
-        + (kind_count + 1).div_ceil(8)
-        + 2 * MAX_VARINT * c.kinds.len()
-        + (phase_count + 1).div_ceil(8)
-        + MAX_VARINT * c.phases.len();
-    // Room that keeps its largest length from record to record: it is not cleared each time.
-    let room = &mut scratch.room;
-    if room.len() < most {
-        room.try_reserve(most - room.len()).map_err(no_memory)?;
-        crate::fallible::resize_within(room, most, 0); // within the room reserved
-    }
-    let mut out = Out {
-        buf: room,
-        at: 0,
-        last_bitmap: 0,
-    };
+    let Fields {
+        schema_id,
+        tier_id,
+        kind_count,
+        phase_count,
+        name,
+        context,
+    } = *f;
+    let mut out = room_for(&mut scratch.room, f, c)?;
     let phase_sum = c.phases.iter().fold(0u64, |s, p| s.wrapping_add(p.1));
     let reserved_4k = c.reserved_bytes % 4096 == 0;
     let mut head = (tier_id << TIER_SHIFT) | u64::from(c.limit_hit);
@@ -279,6 +281,28 @@ pub(crate) fn encode(
         put_by_phase(p, c, scratch)?;
     }
     p.check()
+}
+
+/// The room a record is encoded in, made as large as the largest payload these counts can
+/// take (kinds by phase are appended after). It keeps its largest length from record to
+/// record: it is not cleared each time.
+#[inline(always)]
+fn room_for<'a>(room: &'a mut Vec<u8>, f: &Fields<'_>, c: &MethodCounts) -> io::Result<Out<'a>> {
+    let most = 10 * MAX_VARINT
+        + f.name.len()
+        + (f.kind_count + 1).div_ceil(8)
+        + 2 * MAX_VARINT * c.kinds.len()
+        + (f.phase_count + 1).div_ceil(8)
+        + MAX_VARINT * c.phases.len();
+    if room.len() < most {
+        room.try_reserve(most - room.len()).map_err(no_memory)?;
+        crate::fallible::resize_within(room, most, 0); // within the room reserved
+    }
+    Ok(Out {
+        buf: room,
+        at: 0,
+        last_bitmap: 0,
+    })
 }
 
 /// Writes a bitmap of `slots` bits, then what `each` writes of every item of `items` (it
@@ -373,6 +397,7 @@ fn varint_len(v: u64) -> usize {
 /// Kinds by phase: per present phase, a bitmap over the record's present kinds, then the bytes
 /// of each one set. Refuses entries that readers would refuse: ones naming a phase or kind the
 /// record does not list, out of order, or not adding up to the kinds' and phases' bytes.
+#[inline(never)] // only with kinds by phase: kept out of the path of every other record
 fn put_by_phase(p: &mut TryBuf, c: &MethodCounts, scratch: &mut Scratch) -> io::Result<()> {
     let not_listed = "an entry of its kinds by phase names a phase or kind that the record does not list, or they are not sorted by phase then kind";
     let mismatch = "its kinds by phase do not add up to its kinds' and phases' bytes";

@@ -104,17 +104,15 @@ impl<W: Write> LogWriter<W> {
         let (kinds, phases) = (schema.kinds.len(), schema.phases.len());
         self.records
             .write_raw(FRAME_METHOD, schema, tier, |p, schema_id, tier_id| {
-                record::encode(
-                    p,
-                    (schema_id, tier_id),
-                    kinds,
-                    phases,
-                    prev,
+                let fields = record::Fields {
+                    schema_id,
+                    tier_id,
+                    kind_count: kinds,
+                    phase_count: phases,
                     name,
                     context,
-                    c,
-                    scratch,
-                )
+                };
+                record::encode(p, &fields, prev, c, scratch)
             })?;
         self.prev.context = context;
         self.prev.name.clear();

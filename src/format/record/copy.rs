@@ -439,7 +439,7 @@ pub(crate) fn put_head(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{decode_counts, encode, Scratch};
+    use super::super::{decode_counts, encode, Fields, Scratch};
     use super::*;
     use crate::counters::MethodCounts;
 
@@ -508,8 +508,15 @@ mod tests {
     fn encoded(c: &MethodCounts, kinds: u32, phases: u32) -> Vec<u8> {
         let mut p = crate::format::TryBuf::default();
         let (prev, mut scratch) = (Prev::default(), Scratch::default());
-        let (k, ph) = (kinds as usize, phases as usize);
-        encode(&mut p, (0, 1), k, ph, &prev, "m", 0, c, &mut scratch).unwrap();
+        let fields = Fields {
+            schema_id: 0,
+            tier_id: 1,
+            kind_count: kinds as usize,
+            phase_count: phases as usize,
+            name: "m",
+            context: 0,
+        };
+        encode(&mut p, &fields, &prev, c, &mut scratch).unwrap();
         p.as_slice().to_vec()
     }
 
