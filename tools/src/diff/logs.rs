@@ -315,17 +315,16 @@ pub fn diff_logs(
         .chain(&diff_files)
         .map(|path| check_rereadable(path))
         .collect::<Result<Vec<Stamp>, Error>>()?;
-    let ignore = &options.ignore_kinds;
-    let top_n = options.top;
     let progress = &options.progress;
 
     // 1. Both sides, one thread each.
     progress.set_stage("both sides");
-    let (mut base_side, mut diff_side) = read_both(&base_files, &diff_files, ignore, progress)?;
-    let (base_marks, diff_marks) = (
+    let (mut base_side, mut diff_side) =
+        read_both(&base_files, &diff_files, &options.ignore_kinds, progress)?;
+    let marks = [
         std::mem::take(&mut base_side.files),
         std::mem::take(&mut diff_side.files),
-    );
+    ];
     let mut t = Tally {
         overflow: base_side.overflow,
         ..Tally::default()
@@ -335,133 +334,215 @@ pub fn diff_logs(
     t.check_overflow(&diff_files)?;
     t.coverage.base_files = base_files.len();
     t.coverage.diff_files = diff_files.len();
-    let mut warnings = base_side.warnings;
-    warnings.extend(diff_side.warnings);
-    let builds = (
-        identity::builds_of(&base_side.builds),
-        identity::builds_of(&diff_side.builds),
+    let (warnings, builds) = identities(&base_side, &diff_side, &marks);
+    take_sums(&mut t, &mut base_side, &mut diff_side);
+    let repeats = [
+        repeats::repeats(&base_side.keys),
+        repeats::repeats(&diff_side.keys),
+    ];
+    note_repeats(
+        &mut t,
+        &base_side,
+        &diff_side,
+        &repeats,
+        &marks,
+        options.top,
     );
-    warnings.extend(identity::side_warnings(
-        "base",
-        &base_side.builds,
-        &base_marks,
-    ));
-    warnings.extend(identity::side_warnings(
-        "diff",
-        &diff_side.builds,
-        &diff_marks,
-    ));
-    warnings.extend(identity::same_build_warning(&builds.0, &builds.1));
-    t.coverage.truncated = base_side.cut;
-    t.coverage.truncated.extend(diff_side.cut);
-    let hits = |side: &[bool]| side.iter().filter(|&&hit| hit).count() as u64;
-    t.coverage.limit_hits_base = hits(&base_side.limit_hit);
-    t.coverage.limit_hits_diff = hits(&diff_side.limit_hit);
-
-    // The united names: the base's first, then the diff's new ones, in the order first seen.
-    t.union = base_side.union;
-    for schema in diff_side.union.schemas() {
-        t.union.add(schema);
-    }
-    t.sums_base = base_side.sums;
-    t.sums_diff = relay(&diff_side.sums, &diff_side.union, &t.union);
-    t.groups_base = base_side.groups;
-    t.groups_diff = diff_side.groups;
-
-    // Contexts seen twice on a side: their repeats are duplicates, never missing methods.
-    let repeats_base = repeats::repeats(&base_side.keys);
-    let repeats_diff = repeats::repeats(&diff_side.keys);
-    let c = &mut t.coverage;
-    c.duplicates_base = repeats_base.len() as u64;
-    c.duplicates_diff = repeats_diff.len() as u64;
-    c.duplicate_examples =
-        repeats::examples("base", &base_side.keys, &repeats_base, &base_marks, top_n);
-    c.duplicate_examples.extend(repeats::examples(
-        "diff",
-        &diff_side.keys,
-        &repeats_diff,
-        &diff_marks,
-        top_n,
-    ));
 
     // 2. The match.
-    let n = base_side.keys.len();
+    let matching = match_methods(&mut t, base_side, diff_side, &repeats[1]);
+    let (top, matched_methods) = rank(&t, options);
+    t.sync_ignored(&options.ignore_kinds);
+    let unknown_ignored = unknown_kinds(&t, &options.ignore_kinds);
+
+    // 3 and 4: both sides again, for the methods listed and those left unmatched.
+    progress.set_stage("both sides again, for the listed and unmatched methods");
+    let detail = read_again(
+        &mut t,
+        &marks,
+        &matching,
+        &repeats[0],
+        &top.all,
+        options.top,
+    )?;
+    // The second reading checks only the records it decodes (the first checked them all), so
+    // each file must still be the one the first reading saw.
+    unchanged(base_files.iter().chain(&diff_files), &stamps)?;
+    let wanted: FastMap<u32, usize> = top.all.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let lists = top.describe(|i| {
+        let (info, b, d) = &detail[wanted[&i]];
+        method_delta(&t, i, info, b, d)
+    });
+    let mut out = finish(t, options, matched_methods, lists, &top.all, warnings);
+    out.unknown_ignored = unknown_ignored;
+    (out.builds_base, out.builds_diff) = builds;
+    Ok(out)
+}
+
+/// The readers' warnings and what the logs say of the JITs that wrote them: each side's
+/// builds, and the warnings of mixed builds or kind lists.
+fn identities(
+    base: &Side,
+    diff: &Side,
+    marks: &[Vec<FileMarks>; 2],
+) -> (Vec<String>, (Vec<String>, Vec<String>)) {
+    let mut warnings = base.warnings.clone();
+    warnings.extend(diff.warnings.iter().cloned());
+    let builds = (
+        identity::builds_of(&base.builds),
+        identity::builds_of(&diff.builds),
+    );
+    warnings.extend(identity::side_warnings("base", &base.builds, &marks[0]));
+    warnings.extend(identity::side_warnings("diff", &diff.builds, &marks[1]));
+    warnings.extend(identity::same_build_warning(&builds.0, &builds.1));
+    (warnings, builds)
+}
+
+/// Takes the sides' sums into the tally: the files cut short, the limit hits, the united
+/// names (the base's first, then the diff's new ones, in the order first seen), the per-kind
+/// and per-phase sums and the groups' totals of every method (the unmatched ones are taken
+/// back out by the second reading).
+fn take_sums(t: &mut Tally, base: &mut Side, diff: &mut Side) {
+    t.coverage.truncated = std::mem::take(&mut base.cut);
+    t.coverage.truncated.append(&mut diff.cut);
+    let hits = |side: &[bool]| side.iter().filter(|&&hit| hit).count() as u64;
+    t.coverage.limit_hits_base = hits(&base.limit_hit);
+    t.coverage.limit_hits_diff = hits(&diff.limit_hit);
+    t.union = std::mem::take(&mut base.union);
+    for schema in diff.union.schemas() {
+        t.union.add(schema);
+    }
+    t.sums_base = std::mem::take(&mut base.sums);
+    t.sums_diff = relay(&diff.sums, &diff.union, &t.union);
+    t.groups_base = base.groups;
+    t.groups_diff = diff.groups;
+}
+
+/// Counts the contexts seen twice on a side (`repeats`, per side), whose repeats are
+/// duplicates, never missing methods, with the first few and their files.
+fn note_repeats(
+    t: &mut Tally,
+    base: &Side,
+    diff: &Side,
+    repeats: &[Vec<u32>; 2],
+    marks: &[Vec<FileMarks>; 2],
+    top_n: usize,
+) {
+    let c = &mut t.coverage;
+    c.duplicates_base = repeats[0].len() as u64;
+    c.duplicates_diff = repeats[1].len() as u64;
+    c.duplicate_examples = repeats::examples("base", &base.keys, &repeats[0], &marks[0], top_n);
+    c.duplicate_examples.extend(repeats::examples(
+        "diff",
+        &diff.keys,
+        &repeats[1],
+        &marks[1],
+        top_n,
+    ));
+}
+
+/// What the match says of each diff method, for the second reading.
+struct Matching {
+    /// Per diff method: [`SAME_GROUP`], [`UNMATCHED`], [`REPEAT`] or [`MOVED`] + the base
+    /// method's group.
+    diff_state: Vec<u8>,
+    /// Per base method: the index of the diff method it matched (`u32::MAX`: none).
+    diff_ordinal: Vec<u32>,
+}
+
+/// Matches the diff's methods with the base's by identity (the k-th occurrence of an identity
+/// with the k-th), in the diff's order, filling the tally's per-method figures; the sides'
+/// per-method lists are let go of once matched. A diff method that matches nothing and
+/// repeats a context of the diff (`repeats_diff`) is a duplicate, not one the base misses.
+fn match_methods(t: &mut Tally, base: Side, diff: Side, repeats_diff: &[u32]) -> Matching {
+    let n = base.keys.len();
     // Both sides replayed the same methods in the same order (the common case: one collection
     // replayed by two JITs): method j matches method j, the same identity and occurrence.
-    let same_order = base_side.keys == diff_side.keys;
+    let same_order = base.keys == diff.keys;
     let mut index = match same_order {
         true => Index::default(),
-        false => Index::of(&base_side.keys),
+        false => Index::of(&base.keys),
     };
     t.matched = vec![false; n];
     t.diff_bytes = vec![0; n];
     let mut diff_ordinal = vec![u32::MAX; n];
-    let mut diff_state = vec![UNMATCHED; diff_side.keys.len()];
+    let mut diff_state = vec![UNMATCHED; diff.keys.len()];
     for (j, state) in diff_state.iter_mut().enumerate() {
         let found = match same_order {
             true => Some(j as u32),
-            false => index.find(diff_side.keys.id(j), &t.matched),
+            false => index.find(diff.keys.id(j), &t.matched),
         };
         match found {
             Some(i) => {
                 let i = i as usize;
                 t.matched[i] = true;
-                t.diff_bytes[i] = diff_side.bytes[j];
+                t.diff_bytes[i] = diff.bytes[j];
                 diff_ordinal[i] = j as u32;
-                if diff_side.limit_hit[j] && !base_side.limit_hit[i] {
+                if diff.limit_hit[j] && !base.limit_hit[i] {
                     t.coverage.limit_hits_new += 1;
                 }
-                let group = base_side.group[i];
-                if diff_side.group[j] != group {
-                    *state = MOVED + group;
-                } else {
-                    *state = SAME_GROUP;
-                }
+                let group = base.group[i];
+                *state = match diff.group[j] == group {
+                    true => SAME_GROUP,
+                    false => MOVED + group,
+                };
             }
             None if repeats_diff.binary_search(&(j as u32)).is_ok() => *state = REPEAT,
             None => {
                 t.coverage.only_diff += 1;
                 // A part of the diff's total, which step 1 checked: it cannot overflow.
-                t.coverage.only_diff_bytes = t
-                    .coverage
-                    .only_diff_bytes
-                    .saturating_add(diff_side.bytes[j]);
+                t.coverage.only_diff_bytes =
+                    t.coverage.only_diff_bytes.saturating_add(diff.bytes[j]);
             }
         }
     }
-    drop(index);
-    drop(diff_side.keys);
-    drop(diff_side.bytes);
-    drop(diff_side.group);
-    drop(diff_side.limit_hit);
-    drop(base_side.limit_hit);
-    t.context = base_side.keys.into_contexts();
-    t.base_bytes = base_side.bytes;
-    t.group = base_side.group;
+    t.context = base.keys.into_contexts();
+    t.base_bytes = base.bytes;
+    t.group = base.group;
+    Matching {
+        diff_state,
+        diff_ordinal,
+    }
+}
 
-    let (top, matched_methods) = rank(&t, options);
-    let wanted: FastMap<u32, usize> = top.all.iter().enumerate().map(|(k, &i)| (i, k)).collect();
-    let wanted_diff: FastMap<u32, usize> = top
-        .all
-        .iter()
-        .enumerate()
-        .map(|(k, &i)| (diff_ordinal[i as usize], k))
-        .collect();
-    drop(diff_ordinal);
-    type Kinds = Vec<(u32, u64)>;
-    let mut detail: Vec<(MethodInfo, Kinds, Kinds)> = vec![Default::default(); top.all.len()];
-    let mut diff_detail: Vec<Kinds> = vec![Vec::new(); top.all.len()];
-    t.sync_ignored(ignore);
-    let unknown_ignored: Vec<String> = ignore
+/// The `--ignore-kind` names that no log of this collection names (without case).
+fn unknown_kinds(t: &Tally, ignore: &[String]) -> Vec<String> {
+    ignore
         .iter()
         .filter(|name| {
             !(0..t.union.kind_count() as u32)
                 .any(|k| t.union.kind_name(k).eq_ignore_ascii_case(name))
         })
         .cloned()
-        .collect();
+        .collect()
+}
 
-    // 3 and 4 at once, on two threads: they read different files.
+/// A listed method's detail: who it is, and its kinds' bytes on each side.
+type Detail = (MethodInfo, Vec<(u32, u64)>, Vec<(u32, u64)>);
+
+/// Steps 3 and 4 at once, on two threads (they read different files): the base and the diff
+/// again, decoding only the methods no method of the other side matched (taken back out of the
+/// sums; the base's counted as missing from the diff unless they repeat a context,
+/// `repeats_base`), the matched diff methods whose tier group differs from their base
+/// method's (moved to the base method's group), and the methods the top lists name (`listed`,
+/// by base index), whose detail is returned in that order.
+fn read_again(
+    t: &mut Tally,
+    marks: &[Vec<FileMarks>; 2],
+    matching: &Matching,
+    repeats_base: &[u32],
+    listed: &[u32],
+    top_n: usize,
+) -> Result<Vec<Detail>, Error> {
+    let wanted: FastMap<u32, usize> = listed.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let wanted_diff: FastMap<u32, usize> = listed
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (matching.diff_ordinal[i as usize], k))
+        .collect();
+    let diff_state = &matching.diff_state;
+    let mut detail: Vec<Detail> = vec![Default::default(); listed.len()];
+    let mut diff_detail: Vec<Vec<(u32, u64)>> = vec![Vec::new(); listed.len()];
     let mut missing_in_base = Vec::new();
     let Tally {
         union,
@@ -474,7 +555,7 @@ pub fn diff_logs(
         sums_base,
         sums_diff,
         ..
-    } = &mut t;
+    } = t;
     let (union, ignored) = (&*union, &*ignored);
     let needed_base: Vec<u32> = (0..matched.len() as u32)
         .filter(|&i| !matched[i as usize] || wanted.contains_key(&i))
@@ -482,11 +563,10 @@ pub fn diff_logs(
     let needed_diff: Vec<u32> = (0..diff_state.len() as u32)
         .filter(|&j| diff_state[j as usize] != SAME_GROUP || wanted_diff.contains_key(&j))
         .collect();
-    progress.set_stage("both sides again, for the listed and unmatched methods");
     let (pass3, pass4) = std::thread::scope(|scope| {
         let pass4 = scope.spawn(|| {
             let mut counts = MethodCounts::default();
-            visit_needed(&diff_marks, &needed_diff, "diff", |n, reader, r| {
+            visit_needed(&marks[1], &needed_diff, "diff", |n, reader, r| {
                 let state = *diff_state.get(n).ok_or_else(|| changed("diff"))?;
                 let listed = wanted_diff.get(&(n as u32));
                 reader.decode_current(r)?;
@@ -513,7 +593,7 @@ pub fn diff_logs(
         });
         // 3. Base again: take the unmatched methods back out; keep the listed ones' detail.
         let mut counts = MethodCounts::default();
-        let pass3 = visit_needed(&base_marks, &needed_base, "base", |i, reader, r| {
+        let pass3 = visit_needed(&marks[0], &needed_base, "base", |i, reader, r| {
             let listed = wanted.get(&(i as u32));
             let unmatched = !*matched.get(i).ok_or_else(|| changed("base"))?;
             reader.decode_current(r)?;
@@ -544,21 +624,11 @@ pub fn diff_logs(
     });
     pass3?;
     pass4?;
-    // The second reading checks only the records it decodes (the first checked them all), so
-    // each file must still be the one the first reading saw.
-    unchanged(base_files.iter().chain(&diff_files), &stamps)?;
-    t.coverage.missing_in_base = missing_in_base;
+    coverage.missing_in_base = missing_in_base;
     for (d, kinds) in detail.iter_mut().zip(diff_detail) {
         d.2 = kinds;
     }
-    let lists = top.describe(|i| {
-        let (info, b, d) = &detail[wanted[&i]];
-        method_delta(&t, i, info, b, d)
-    });
-    let mut out = finish(t, options, matched_methods, lists, &top.all, warnings);
-    out.unknown_ignored = unknown_ignored;
-    (out.builds_base, out.builds_diff) = builds;
-    Ok(out)
+    Ok(detail)
 }
 
 #[cfg(all(test, unix))]
