@@ -251,12 +251,10 @@ pub fn read_text(path: &Path) -> Result<Vec<TraceMethod>, Error> {
 
 /// Parses a plain text trace from `reader`; `path` names it in errors.
 fn parse_text(path: &Path, mut reader: impl BufRead) -> Result<Vec<TraceMethod>, Error> {
-    let mut kinds = Names::default();
-    let mut phases = Names::default();
-    let mut methods: Vec<(MethodInfo, Vec<Event>)> = Vec::new();
     let bad = |line: usize, what: String| {
         Error::new(ErrorCode::Io, format!("{}:{line}: {what}", path.display()))
     };
+    let mut trace = TextTrace::default();
     let mut line = String::new();
     let mut number = 0;
     loop {
@@ -270,73 +268,9 @@ fn parse_text(path: &Path, mut reader: impl BufRead) -> Result<Vec<TraceMethod>,
             }
             Err(e) => return Err(format::io_error(path, "read", &e)),
         }
-        let text = line.trim();
-        if text.is_empty() || text.starts_with('#') {
-            continue;
-        }
-        let mut words = text.split_whitespace();
-        let verb = words.next().unwrap_or_default();
-        match verb {
-            "method" => {
-                let context = words
-                    .next()
-                    .and_then(|w| w.parse::<i64>().ok())
-                    .ok_or_else(|| bad(number, "expected `method <context> <tier> <name...>` with a whole-number context".into()))?;
-                let tier = words.next().ok_or_else(|| {
-                    bad(
-                        number,
-                        "`method` lacks its tier (use `-` if unknown)".into(),
-                    )
-                })?;
-                let name = words.collect::<Vec<_>>().join(" ");
-                let info = MethodInfo {
-                    name: (!name.is_empty()).then_some(name),
-                    context,
-                    tier: (tier != "-").then(|| tier.to_string()),
-                };
-                methods.push((info, Vec::new()));
-            }
-            "phase" | "alloc" => {
-                let Some((_, events)) = methods.last_mut() else {
-                    return Err(bad(number, format!("`{verb}` before any `method` line")));
-                };
-                let name = words
-                    .next()
-                    .ok_or_else(|| bad(number, format!("`{verb}` lacks a name")))?;
-                if verb == "phase" {
-                    let id = if name == "-" {
-                        JITARENA_NO_PHASE
-                    } else {
-                        phases
-                            .id(name, JITARENA_MAX_PHASES)
-                            .map_err(|e| bad(number, e))?
-                    };
-                    events.push(phase_event(id));
-                } else {
-                    let size = words
-                        .next()
-                        .and_then(|w| w.parse::<u64>().ok())
-                        .ok_or_else(|| {
-                            bad(
-                                number,
-                                "expected `alloc <kind> <size>` with a whole-number size".into(),
-                            )
-                        })?;
-                    let id = kinds
-                        .id(name, JITARENA_MAX_KINDS)
-                        .map_err(|e| bad(number, e))?;
-                    events.push(alloc_event(id, size));
-                }
-                if words.next().is_some() {
-                    return Err(bad(number, format!("unexpected words after `{verb}`")));
-                }
-            }
-            other => {
-                return Err(bad(number, format!("unknown line `{other}` (a trace has `method`, `phase` and `alloc` lines): not a trace?")));
-            }
-        }
+        trace.line(line.trim()).map_err(|what| bad(number, what))?;
     }
-    if methods.is_empty() {
+    if trace.methods.is_empty() {
         return Err(Error::new(
             ErrorCode::Io,
             format!(
@@ -345,10 +279,11 @@ fn parse_text(path: &Path, mut reader: impl BufRead) -> Result<Vec<TraceMethod>,
             ),
         ));
     }
-    let schema = Schema::new(kinds.names, phases.names)
+    let schema = Schema::new(trace.kinds.names, trace.phases.names)
         .and_then(Schema::interned)
         .map_err(|e| bad(0, e.message.into_owned()))?;
-    Ok(methods
+    Ok(trace
+        .methods
         .into_iter()
         .map(|(info, events)| TraceMethod {
             schema: Shared::clone(&schema),
@@ -356,6 +291,90 @@ fn parse_text(path: &Path, mut reader: impl BufRead) -> Result<Vec<TraceMethod>,
             events,
         })
         .collect())
+}
+
+/// A plain text trace as read so far: the kinds and phases in the order first seen, and the
+/// methods with their events.
+#[derive(Default)]
+struct TextTrace {
+    kinds: Names,
+    phases: Names,
+    methods: Vec<(MethodInfo, Vec<Event>)>,
+}
+
+impl TextTrace {
+    /// Takes one line (trimmed); blank lines and `#` comments are skipped. The error says
+    /// what is wrong with the line.
+    fn line(&mut self, text: &str) -> Result<(), String> {
+        if text.is_empty() || text.starts_with('#') {
+            return Ok(());
+        }
+        let mut words = text.split_whitespace();
+        let verb = words.next().unwrap_or_default();
+        match verb {
+            "method" => self.method(words),
+            "phase" | "alloc" => self.event(verb, words),
+            other => Err(format!("unknown line `{other}` (a trace has `method`, `phase` and `alloc` lines): not a trace?")),
+        }
+    }
+
+    /// A `method <context> <tier> <name...>` line's `words` after the verb: starts a method.
+    fn method<'a>(&mut self, mut words: impl Iterator<Item = &'a str>) -> Result<(), String> {
+        let context = words
+            .next()
+            .and_then(|w| w.parse::<i64>().ok())
+            .ok_or_else(|| {
+                "expected `method <context> <tier> <name...>` with a whole-number context"
+                    .to_string()
+            })?;
+        let tier = words
+            .next()
+            .ok_or_else(|| "`method` lacks its tier (use `-` if unknown)".to_string())?;
+        let name = words.collect::<Vec<_>>().join(" ");
+        let info = MethodInfo {
+            name: (!name.is_empty()).then_some(name),
+            context,
+            tier: (tier != "-").then(|| tier.to_string()),
+        };
+        self.methods.push((info, Vec::new()));
+        Ok(())
+    }
+
+    /// A `phase <name>` or `alloc <kind> <size>` line's `words` after `verb`: an event of the
+    /// last method.
+    fn event<'a>(
+        &mut self,
+        verb: &str,
+        mut words: impl Iterator<Item = &'a str>,
+    ) -> Result<(), String> {
+        let Some((_, events)) = self.methods.last_mut() else {
+            return Err(format!("`{verb}` before any `method` line"));
+        };
+        let name = words
+            .next()
+            .ok_or_else(|| format!("`{verb}` lacks a name"))?;
+        if verb == "phase" {
+            let id = if name == "-" {
+                JITARENA_NO_PHASE
+            } else {
+                self.phases.id(name, JITARENA_MAX_PHASES)?
+            };
+            events.push(phase_event(id));
+        } else {
+            let size = words
+                .next()
+                .and_then(|w| w.parse::<u64>().ok())
+                .ok_or_else(|| {
+                    "expected `alloc <kind> <size>` with a whole-number size".to_string()
+                })?;
+            let id = self.kinds.id(name, JITARENA_MAX_KINDS)?;
+            events.push(alloc_event(id, size));
+        }
+        if words.next().is_some() {
+            return Err(format!("unexpected words after `{verb}`"));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Default)]

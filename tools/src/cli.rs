@@ -527,8 +527,41 @@ fn usage(message: impl Into<String>) -> Error {
     Error::new(jitarena::ErrorCode::Config, message.into())
 }
 
+/// `jitarena memdiff`: the options checked, the inputs compared, the reports written; the
+/// exit code of the verdict.
 fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
-    let options = DiffOptions {
+    let options = diff_options(&a);
+    let rules = CoverageRules {
+        max_missed: a.max_missed,
+        allow_truncated: a.allow_truncated,
+        allow_failing_compiles: a.allow_failing_compiles,
+        allow_duplicates: a.allow_duplicates,
+    };
+    check_one_mode(&a)?;
+    // A report written over an input would destroy it, or inside an input directory would be
+    // read back as a shard by the next run.
+    let inputs = memdiff_inputs(&a);
+    for report in [&a.md, &a.md_long, &a.json, &a.html].into_iter().flatten() {
+        check_not_input(report, &inputs)?;
+    }
+    let mut result = if !a.csv.is_empty() {
+        csv_report(&a, &options, &rules)?
+    } else {
+        logs_report(&a, &options, &rules)?
+    };
+    result.check_ignored_kinds(&options.ignore_kinds)?;
+    warn_all(&result.warnings());
+    write_reports(&result, &a)?;
+    if !a.quiet {
+        write_out(&report::summary::render_text(&result))?;
+    }
+    Ok(result.outcome.status.exit_code())
+}
+
+/// memdiff's options for comparing a collection: the kinds to ignore, how many methods to
+/// list, the thresholds and the progress bar.
+fn diff_options(a: &MemdiffArgs) -> DiffOptions {
+    DiffOptions {
         // The .NET JIT's spelling, `CMK_DebugOnly`, names the kind `DebugOnly` its logs hold.
         ignore_kinds: a
             .ignore_kinds
@@ -546,13 +579,11 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
             method_min_bytes: a.method_min_bytes,
         },
         progress: crate::progress::Progress::new(!a.quiet, "memdiff"),
-    };
-    let rules = CoverageRules {
-        max_missed: a.max_missed,
-        allow_truncated: a.allow_truncated,
-        allow_failing_compiles: a.allow_failing_compiles,
-        allow_duplicates: a.allow_duplicates,
-    };
+    }
+}
+
+/// Fails unless exactly one way of naming memdiff's inputs was used.
+fn check_one_mode(a: &MemdiffArgs) -> Result<(), Error> {
     let modes = [
         !a.paths.is_empty(),
         !a.base.is_empty() || !a.diff.is_empty(),
@@ -565,10 +596,13 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
             "memdiff takes one of: BASE DIFF; --base PATH... --diff PATH...; --base-root DIR --diff-root DIR; --collection NAME BASE DIFF...; --csv FILE (see --help)",
         ));
     }
-    // A report written over an input would destroy it, or inside an input directory would be
-    // read back as a shard by the next run.
-    let inputs: Vec<PathBuf> = a
-        .paths
+    Ok(())
+}
+
+/// Every input path memdiff was given, however named (logs, directories, roots, CSV files,
+/// the paths of `--collection`).
+fn memdiff_inputs(a: &MemdiffArgs) -> Vec<PathBuf> {
+    a.paths
         .iter()
         .chain(&a.base)
         .chain(&a.diff)
@@ -581,66 +615,67 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
                 .chunks(3)
                 .flat_map(|c| c[1..].iter().map(PathBuf::from)),
         )
-        .collect();
-    for report in [&a.md, &a.md_long, &a.json, &a.html].into_iter().flatten() {
-        check_not_input(report, &inputs)?;
-    }
-    let result = if !a.csv.is_empty() {
-        csv_report(&a, &options, &rules)?
+        .collect()
+}
+
+/// memdiff over stats logs: the collections under two roots, those named by `--collection`,
+/// or one collection of BASE DIFF (or `--base`/`--diff`), which the report leaves unnamed.
+fn logs_report(
+    a: &MemdiffArgs,
+    options: &DiffOptions,
+    rules: &CoverageRules,
+) -> Result<Report, Error> {
+    let mut unnamed = false;
+    let (collections, one_sided) = if let (Some(b), Some(d)) = (&a.base_root, &a.diff_root) {
+        collections_from_roots(b, d)?
+    } else if !a.collection.is_empty() {
+        (named_collections(&a.collection)?, Vec::new())
     } else {
-        let mut unnamed = false;
-        let (collections, one_sided) = if let (Some(b), Some(d)) = (&a.base_root, &a.diff_root) {
-            collections_from_roots(b, d)?
-        } else if !a.collection.is_empty() {
-            let mut list: Vec<Collection> = Vec::new();
-            for c in a.collection.chunks(3) {
-                if c[0].is_empty() {
-                    return Err(usage("--collection needs a name: \"\" shows as nothing"));
-                }
-                if list.iter().any(|l| l.name == c[0]) {
-                    return Err(usage(format!("--collection {:?} is named twice", c[0])));
-                }
-                list.push(Collection {
-                    name: c[0].clone(),
-                    base: vec![PathBuf::from(&c[1])],
-                    diff: vec![PathBuf::from(&c[2])],
-                });
-            }
-            (list, Vec::new())
-        } else {
-            let (base, diff_side) = match (a.paths.len(), a.base.is_empty(), a.diff.is_empty()) {
-                (2, _, _) => (vec![a.paths[0].clone()], vec![a.paths[1].clone()]),
-                (0, false, false) => (a.base.clone(), a.diff.clone()),
-                _ => return Err(usage(
-                    "memdiff takes BASE DIFF, or --base PATH... and --diff PATH... (see --help)",
-                )),
-            };
-            let name = pair_name(&base, &diff_side);
-            unnamed = true;
-            (
-                vec![Collection {
-                    name,
-                    base,
-                    diff: diff_side,
-                }],
-                Vec::new(),
-            )
-        };
-        let report = diff::diff_collections(&collections, one_sided, &options, &rules)?;
-        if unnamed {
-            report.unnamed()
-        } else {
-            report
+        unnamed = true;
+        (vec![pair_collection(a)?], Vec::new())
+    };
+    let report = diff::diff_collections(&collections, one_sided, options, rules)?;
+    Ok(if unnamed { report.unnamed() } else { report })
+}
+
+/// The collections of `--collection NAME BASE DIFF`, given in threes; a name must be
+/// given, and only once.
+fn named_collections(triples: &[String]) -> Result<Vec<Collection>, Error> {
+    let mut list: Vec<Collection> = Vec::new();
+    for c in triples.chunks(3) {
+        if c[0].is_empty() {
+            return Err(usage("--collection needs a name: \"\" shows as nothing"));
+        }
+        if list.iter().any(|l| l.name == c[0]) {
+            return Err(usage(format!("--collection {:?} is named twice", c[0])));
+        }
+        list.push(Collection {
+            name: c[0].clone(),
+            base: vec![PathBuf::from(&c[1])],
+            diff: vec![PathBuf::from(&c[2])],
+        });
+    }
+    Ok(list)
+}
+
+/// The one collection of BASE DIFF, or of `--base PATH...` and `--diff PATH...`, named
+/// after its paths.
+fn pair_collection(a: &MemdiffArgs) -> Result<Collection, Error> {
+    let (base, diff_side) = match (a.paths.len(), a.base.is_empty(), a.diff.is_empty()) {
+        (2, _, _) => (vec![a.paths[0].clone()], vec![a.paths[1].clone()]),
+        (0, false, false) => (a.base.clone(), a.diff.clone()),
+        _ => {
+            return Err(usage(
+                "memdiff takes BASE DIFF, or --base PATH... and --diff PATH... (see --help)",
+            ))
         }
     };
-    let mut result = result;
-    result.check_ignored_kinds(&options.ignore_kinds)?;
-    warn_all(&result.warnings());
-    write_reports(&result, &a)?;
-    if !a.quiet {
-        write_out(&report::summary::render_text(&result))?;
-    }
-    Ok(result.outcome.status.exit_code())
+    let name = pair_name(&base, &diff_side);
+    Ok(Collection {
+        name,
+        base,
+        diff: diff_side,
+    })
 }
 
 /// `jitarena summarize`: one summary over the platforms' memdiff reports.

@@ -594,146 +594,204 @@ pub fn dump(
     out: &mut impl Write,
     out_name: &Path,
 ) -> Result<Vec<String>, Error> {
-    let w = |e: std::io::Error| io_error(out_name, "write", &e);
     if fmt == DumpFormat::Text {
-        let mut warnings = Vec::new();
-        for path in paths {
-            // Opened once: a trace from a pipe cannot be opened a second time.
-            let source = format::Source::open(path)?;
-            if source.content() == Some(Content::Log) {
-                return Err(Error::new(ErrorCode::Io, format!("{}: a stats log has no events; `--format text` dumps traces (use csv or jsonl)", path.display())));
-            }
-            let mut reader = jitarena::trace::from_source(source)?;
-            while let Some(m) = reader.next_method()? {
-                jitarena::trace::write_text(out, &m).map_err(w)?;
-            }
-            warnings.extend(reader.warnings());
-        }
-        return Ok(warnings);
+        return dump_traces_text(paths, out, out_name);
     }
     regular_files(paths, "dump")?;
     let mut union = union_of(paths)?;
     let schema = union.log_schema()?;
-    let mut counts = MethodCounts::default();
-    let invalid = schema.kinds.len() as u32;
     if fmt == DumpFormat::Csv {
-        let csv_err = |e: ::csv::Error| {
-            let text = e.to_string();
-            match e.into_kind() {
-                ::csv::ErrorKind::Io(e) => w(e),
-                _ => Error::new(ErrorCode::Io, format!("{}: {text}", out_name.display())),
-            }
-        };
-        // The `csv` crate quotes a cell only when it has to (a comma, quote or line break).
-        let mut csv = ::csv::WriterBuilder::new()
-            .flexible(false)
-            .from_writer(&mut *out);
-        let mut header: Vec<String> = [
-            "context",
-            "tier",
-            "name",
-            "bytes",
-            "allocations",
-            "used_bytes",
-            "reserved_bytes",
-            "pages",
-            "largest_alloc",
-            "limit_hit",
-        ]
-        .map(String::from)
-        .to_vec();
-        header.extend(schema.kinds.iter().map(|k| format!("bytes:{k}")));
-        header.push(format!("bytes:{}", jitarena::counters::INVALID_KIND_NAME));
-        header.extend(schema.phases.iter().map(|p| format!("phase:{p}")));
-        csv.write_record(&header).map_err(csv_err)?;
-        let warnings = for_each_record(paths, |path, r| {
-            if !union.remap_sealed(&r.schema, &r.counts, &mut counts) {
-                return Err(changed_while_read(path));
-            }
-            let c = &counts;
-            let mut kinds = vec![0u64; schema.kinds.len() + 1];
-            c.kinds.iter().for_each(|&(s, b, _)| kinds[s as usize] += b);
-            let mut phases = vec![0u64; schema.phases.len()];
-            for &(slot, bytes) in &c.phases {
-                if let Some(cell) = phases.get_mut(slot as usize) {
-                    *cell += bytes;
-                }
-            }
-            let mut row = vec![
-                r.info.context.to_string(),
-                r.info.tier.clone().unwrap_or_default(),
-                r.info.name.clone().unwrap_or_default(),
-                c.total_bytes().to_string(),
-                c.total_count().to_string(),
-                c.used_bytes.to_string(),
-                c.reserved_bytes.to_string(),
-                c.page_count.to_string(),
-                c.largest_alloc.to_string(),
-                u8::from(c.limit_hit).to_string(),
-            ];
-            row.extend(kinds.iter().chain(&phases).map(u64::to_string));
-            csv.write_record(&row).map_err(csv_err)
-        })?;
-        csv.flush().map_err(w)?;
-        return Ok(warnings);
+        return dump_csv(paths, &mut union, &schema, out, out_name);
     }
+    dump_jsonl(paths, &mut union, &schema, out, out_name)
+}
+
+/// `dump --format text`: every method of every trace as plain text trace lines (a stats log,
+/// which has no events, is refused). Returns the readers' warnings.
+fn dump_traces_text(
+    paths: &[PathBuf],
+    out: &mut impl Write,
+    out_name: &Path,
+) -> Result<Vec<String>, Error> {
+    let w = |e: std::io::Error| io_error(out_name, "write", &e);
+    let mut warnings = Vec::new();
+    for path in paths {
+        // Opened once: a trace from a pipe cannot be opened a second time.
+        let source = format::Source::open(path)?;
+        if source.content() == Some(Content::Log) {
+            return Err(Error::new(ErrorCode::Io, format!("{}: a stats log has no events; `--format text` dumps traces (use csv or jsonl)", path.display())));
+        }
+        let mut reader = jitarena::trace::from_source(source)?;
+        while let Some(m) = reader.next_method()? {
+            jitarena::trace::write_text(out, &m).map_err(w)?;
+        }
+        warnings.extend(reader.warnings());
+    }
+    Ok(warnings)
+}
+
+/// `dump --format csv`: a header, then one row per method with its counts remapped to
+/// `schema` (the logs' union). Returns the readers' warnings.
+fn dump_csv(
+    paths: &[PathBuf],
+    union: &mut SchemaUnion,
+    schema: &Schema,
+    out: &mut impl Write,
+    out_name: &Path,
+) -> Result<Vec<String>, Error> {
+    let w = |e: std::io::Error| io_error(out_name, "write", &e);
+    let csv_err = |e: ::csv::Error| {
+        let text = e.to_string();
+        match e.into_kind() {
+            ::csv::ErrorKind::Io(e) => w(e),
+            _ => Error::new(ErrorCode::Io, format!("{}: {text}", out_name.display())),
+        }
+    };
+    // The `csv` crate quotes a cell only when it has to (a comma, quote or line break).
+    let mut csv = ::csv::WriterBuilder::new()
+        .flexible(false)
+        .from_writer(&mut *out);
+    csv.write_record(csv_header(schema)).map_err(csv_err)?;
+    let mut counts = MethodCounts::default();
+    let warnings = for_each_record(paths, |path, r| {
+        if !union.remap_sealed(&r.schema, &r.counts, &mut counts) {
+            return Err(changed_while_read(path));
+        }
+        csv.write_record(csv_row(schema, r, &counts))
+            .map_err(csv_err)
+    })?;
+    csv.flush().map_err(w)?;
+    Ok(warnings)
+}
+
+/// The CSV header: the method's columns, then a `bytes:` column per kind (and the invalid
+/// kind's) and a `phase:` column per phase of `schema`.
+fn csv_header(schema: &Schema) -> Vec<String> {
+    let mut header: Vec<String> = [
+        "context",
+        "tier",
+        "name",
+        "bytes",
+        "allocations",
+        "used_bytes",
+        "reserved_bytes",
+        "pages",
+        "largest_alloc",
+        "limit_hit",
+    ]
+    .map(String::from)
+    .to_vec();
+    header.extend(schema.kinds.iter().map(|k| format!("bytes:{k}")));
+    header.push(format!("bytes:{}", jitarena::counters::INVALID_KIND_NAME));
+    header.extend(schema.phases.iter().map(|p| format!("phase:{p}")));
+    header
+}
+
+/// The CSV row of record `r` whose counts `c` are remapped to `schema`: its figures, then its
+/// bytes per kind and per phase in the header's order.
+fn csv_row(schema: &Schema, r: &MethodRecord, c: &MethodCounts) -> Vec<String> {
+    let mut kinds = vec![0u64; schema.kinds.len() + 1];
+    c.kinds.iter().for_each(|&(s, b, _)| kinds[s as usize] += b);
+    let mut phases = vec![0u64; schema.phases.len()];
+    for &(slot, bytes) in &c.phases {
+        if let Some(cell) = phases.get_mut(slot as usize) {
+            *cell += bytes;
+        }
+    }
+    let mut row = vec![
+        r.info.context.to_string(),
+        r.info.tier.clone().unwrap_or_default(),
+        r.info.name.clone().unwrap_or_default(),
+        c.total_bytes().to_string(),
+        c.total_count().to_string(),
+        c.used_bytes.to_string(),
+        c.reserved_bytes.to_string(),
+        c.page_count.to_string(),
+        c.largest_alloc.to_string(),
+        u8::from(c.limit_hit).to_string(),
+    ];
+    row.extend(kinds.iter().chain(&phases).map(u64::to_string));
+    row
+}
+
+/// `dump --format jsonl`: one JSON object per line per method, its counts remapped to
+/// `schema` (the logs' union). Returns the readers' warnings.
+fn dump_jsonl(
+    paths: &[PathBuf],
+    union: &mut SchemaUnion,
+    schema: &Schema,
+    out: &mut impl Write,
+    out_name: &Path,
+) -> Result<Vec<String>, Error> {
+    let w = |e: std::io::Error| io_error(out_name, "write", &e);
+    let mut counts = MethodCounts::default();
     for_each_record(paths, |path, r| {
         if !union.remap_sealed(&r.schema, &r.counts, &mut counts) {
             return Err(changed_while_read(path));
         }
-        let c = &counts;
-        let (name, tier) = (
-            r.info.name.as_deref().unwrap_or(""),
-            r.info.tier.as_deref().unwrap_or(""),
-        );
-        let line = {
-            let mut kinds = serde_json::Map::new();
-            for &(s, b, n) in &c.kinds {
-                let k = if s == invalid {
-                    jitarena::counters::INVALID_KIND_NAME
-                } else {
-                    schema.kinds[s as usize].as_str()
-                };
-                // A kind named like the invalid-kind slot shares its entry: sums, not a
-                // duplicate key.
-                let (b0, n0) = kinds.get(k).map_or((0, 0), |v| {
-                    (
-                        v["bytes"].as_u64().unwrap_or(0),
-                        v["count"].as_u64().unwrap_or(0),
-                    )
-                });
-                kinds.insert(
-                    k.to_string(),
-                    json!({"bytes": b0.saturating_add(b), "count": n0.saturating_add(n)}),
-                );
-            }
-            let mut phases = serde_json::Map::new();
-            for &(s, b) in &c.phases {
-                let name = schema.phase_name(s as usize);
-                let b0 = phases.get(name).and_then(serde_json::Value::as_u64);
-                phases.insert(name.to_string(), json!(b0.unwrap_or(0).saturating_add(b)));
-            }
-            let mut row = json!({
-                "context": r.info.context,
-                "tier": tier,
-                "name": name,
-                "bytes": c.total_bytes(),
-                "allocations": c.total_count(),
-                "used_bytes": c.used_bytes,
-                "reserved_bytes": c.reserved_bytes,
-                "pages": c.page_count,
-                "largest_alloc": c.largest_alloc,
-                "limit_hit": c.limit_hit,
-                "kinds": kinds,
-                "phases": phases,
-            });
-            if let (false, Some(row)) = (c.phase_kind_bytes.is_empty(), row.as_object_mut()) {
-                row.insert("kinds_by_phase".into(), kinds_by_phase(&schema, c));
-            }
-            serde_json::to_string(&row).unwrap_or_default()
-        };
+        let line = jsonl_row(schema, r, &counts);
         writeln!(out, "{line}").map_err(w)
     })
+}
+
+/// The JSON line of record `r` whose counts `c` are remapped to `schema`: its figures, kinds,
+/// phases, and kinds by phase when it recorded them.
+fn jsonl_row(schema: &Schema, r: &MethodRecord, c: &MethodCounts) -> String {
+    let (name, tier) = (
+        r.info.name.as_deref().unwrap_or(""),
+        r.info.tier.as_deref().unwrap_or(""),
+    );
+    let mut phases = serde_json::Map::new();
+    for &(s, b) in &c.phases {
+        let name = schema.phase_name(s as usize);
+        let b0 = phases.get(name).and_then(serde_json::Value::as_u64);
+        phases.insert(name.to_string(), json!(b0.unwrap_or(0).saturating_add(b)));
+    }
+    let mut row = json!({
+        "context": r.info.context,
+        "tier": tier,
+        "name": name,
+        "bytes": c.total_bytes(),
+        "allocations": c.total_count(),
+        "used_bytes": c.used_bytes,
+        "reserved_bytes": c.reserved_bytes,
+        "pages": c.page_count,
+        "largest_alloc": c.largest_alloc,
+        "limit_hit": c.limit_hit,
+        "kinds": kinds_json(schema, c),
+        "phases": phases,
+    });
+    if let (false, Some(row)) = (c.phase_kind_bytes.is_empty(), row.as_object_mut()) {
+        row.insert("kinds_by_phase".into(), kinds_by_phase(schema, c));
+    }
+    serde_json::to_string(&row).unwrap_or_default()
+}
+
+/// `{kind: {bytes, count}}` of a record's kinds (remapped to `schema`, the union's), the
+/// invalid kind's slot under its name.
+fn kinds_json(schema: &Schema, c: &MethodCounts) -> serde_json::Map<String, serde_json::Value> {
+    let invalid = schema.kinds.len() as u32;
+    let mut kinds = serde_json::Map::new();
+    for &(s, b, n) in &c.kinds {
+        let k = if s == invalid {
+            jitarena::counters::INVALID_KIND_NAME
+        } else {
+            schema.kinds[s as usize].as_str()
+        };
+        // A kind named like the invalid-kind slot shares its entry: sums, not a
+        // duplicate key.
+        let (b0, n0) = kinds.get(k).map_or((0, 0), |v| {
+            (
+                v["bytes"].as_u64().unwrap_or(0),
+                v["count"].as_u64().unwrap_or(0),
+            )
+        });
+        kinds.insert(
+            k.to_string(),
+            json!({"bytes": b0.saturating_add(b), "count": n0.saturating_add(n)}),
+        );
+    }
+    kinds
 }
 
 /// `{phase: {kind: bytes}}` of a record's kinds by phase (remapped to `schema`, the union's).

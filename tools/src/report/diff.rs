@@ -109,6 +109,23 @@ pub fn render_text(d: &MemDiff) -> String {
 /// The console report without its verdict line.
 pub(crate) fn render_text_body(d: &MemDiff) -> String {
     let mut o = String::new();
+    header_text(&mut o, d);
+    groups_text(&mut o, d);
+    if d.has_kinds {
+        delta_table_text(&mut o, "Kinds", "kind", "by absolute delta", &d.kinds);
+    }
+    if !d.phases.is_empty() {
+        delta_table_text(&mut o, "Phases", "phase", "in phase order", &d.phases);
+    }
+    phase_kinds_text(&mut o, &d.phase_kinds, 10);
+    distribution_text(&mut o, d);
+    top_methods_text(&mut o, d);
+    o
+}
+
+/// The console report's first lines: how many logs each side had, the coverage and the kinds
+/// left out.
+fn header_text(o: &mut String, d: &MemDiff) {
     let c = &d.coverage;
     let _ = writeln!(
         o,
@@ -126,6 +143,11 @@ pub(crate) fn render_text_body(d: &MemDiff) -> String {
             shown(&d.ignored_kinds.join(", "))
         );
     }
+}
+
+/// The console table of the tier groups' totals (bytes, and page figures when the logs have
+/// them), each with its delta and PDIFF.
+fn groups_text(o: &mut String, d: &MemDiff) {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
@@ -146,13 +168,11 @@ pub(crate) fn render_text_body(d: &MemDiff) -> String {
             );
         }
     }
-    if d.has_kinds {
-        delta_table_text(&mut o, "Kinds", "kind", "by absolute delta", &d.kinds);
-    }
-    if !d.phases.is_empty() {
-        delta_table_text(&mut o, "Phases", "phase", "in phase order", &d.phases);
-    }
-    phase_kinds_text(&mut o, &d.phase_kinds, 10);
+}
+
+/// The console lines of the per-method distribution: both sides' percentiles, and how many
+/// methods grew, shrank or stayed.
+fn distribution_text(o: &mut String, d: &MemDiff) {
     let dist = &d.distribution;
     let _ = writeln!(o);
     let _ = writeln!(
@@ -177,6 +197,11 @@ pub(crate) fn render_text_body(d: &MemDiff) -> String {
         thousands(dist.shrank),
         thousands(dist.same)
     );
+}
+
+/// The console lists of the methods that moved most, in bytes and relatively; an empty list
+/// is left out.
+fn top_methods_text(o: &mut String, d: &MemDiff) {
     let floor = thousands(d.min_method_bytes);
     for (title, list) in [
         ("Largest growth (bytes)".to_string(), &d.top_growth),
@@ -212,7 +237,6 @@ pub(crate) fn render_text_body(d: &MemDiff) -> String {
             );
         }
     }
-    o
 }
 
 fn plural(n: usize) -> &'static str {
@@ -357,10 +381,30 @@ pub(crate) fn render_collection_markdown(
     coverage_failures: &[crate::diff::Failure],
 ) -> String {
     let mut o = String::new();
+    let incomplete = !coverage_failures.is_empty();
+    collection_headline_md(&mut o, d, heading, incomplete);
+    collection_verdict_md(&mut o, d, coverage_failures);
+    coverage_details(&mut o, d);
+    tier_totals_details(&mut o, d);
+    let limit = if long { usize::MAX } else { 10 };
+    if d.has_kinds {
+        delta_details(&mut o, "Kinds", "Kind", &d.kinds, limit);
+    }
+    if !d.phases.is_empty() {
+        delta_details(&mut o, "Phases", "Phase", &d.phases, limit);
+    }
+    phase_kinds_details(&mut o, "Kinds by phase", &d.phase_kinds, limit);
+    distribution_details(&mut o, d, long);
+    top_methods_details(&mut o, d, long);
+    o
+}
+
+/// The markdown's heading, its status sentence (the overall bytes' change over the matched
+/// methods) and the table of the tier groups' bytes.
+fn collection_headline_md(o: &mut String, d: &MemDiff, heading: &str, incomplete: bool) {
     let g = d.overall();
     let _ = writeln!(o, "{heading}");
     let _ = writeln!(o);
-    let incomplete = !coverage_failures.is_empty();
     let status = if d.verdict.regression {
         "❌ **Regression**"
     } else if incomplete {
@@ -390,6 +434,12 @@ pub(crate) fn render_collection_markdown(
         );
     }
     let _ = writeln!(o);
+}
+
+/// The markdown verdict (status, exit code when not 0, and the deciding rule), then the
+/// coverage rules broken, when any.
+fn collection_verdict_md(o: &mut String, d: &MemDiff, coverage_failures: &[crate::diff::Failure]) {
+    let incomplete = !coverage_failures.is_empty();
     let status = crate::diff::Status::of(incomplete, d.verdict.regression);
     let verdict = match status.exit_code() {
         0 => format!("**{}**", status.label()),
@@ -405,7 +455,12 @@ pub(crate) fn render_collection_markdown(
         }
         let _ = writeln!(o);
     }
-    details(&mut o, &format!("Coverage: {}", coverage_line(d)), |o| {
+}
+
+/// The markdown `<details>` block of the coverage: matched methods and those on one side only
+/// per side, and the kinds left out.
+fn coverage_details(o: &mut String, d: &MemDiff) {
+    details(o, &format!("Coverage: {}", coverage_line(d)), |o| {
         let _ = writeln!(o, "| Side | Matched | Only on this side | Their bytes |");
         let _ = writeln!(o, "| --- | --: | --: | --: |");
         let c = &d.coverage;
@@ -432,7 +487,12 @@ pub(crate) fn render_collection_markdown(
             );
         }
     });
-    details(&mut o, "Totals by tier", |o| {
+}
+
+/// The markdown `<details>` block of every tier group's figures, each with its delta and
+/// colored PDIFF.
+fn tier_totals_details(o: &mut String, d: &MemDiff) {
+    details(o, "Totals by tier", |o| {
         let _ = writeln!(
             o,
             "| Tier | Methods | Figure | Base | Diff | Delta | PDIFF |"
@@ -454,15 +514,12 @@ pub(crate) fn render_collection_markdown(
             }
         }
     });
-    let limit = if long { usize::MAX } else { 10 };
-    if d.has_kinds {
-        delta_details(&mut o, "Kinds", "Kind", &d.kinds, limit);
-    }
-    if !d.phases.is_empty() {
-        delta_details(&mut o, "Phases", "Phase", &d.phases, limit);
-    }
-    phase_kinds_details(&mut o, "Kinds by phase", &d.phase_kinds, limit);
-    details(&mut o, "Per-method distribution", |o| {
+}
+
+/// The markdown `<details>` block of the per-method distribution: both sides' percentiles,
+/// how many methods grew or shrank, and (`long`) the histogram of changes.
+fn distribution_details(o: &mut String, d: &MemDiff, long: bool) {
+    details(o, "Per-method distribution", |o| {
         let dist = &d.distribution;
         let _ = writeln!(o, "| Bytes per method | p50 | p90 | p99 | max |");
         let _ = writeln!(o, "| --- | --: | --: | --: | --: |");
@@ -494,6 +551,11 @@ pub(crate) fn render_collection_markdown(
             }
         }
     });
+}
+
+/// The markdown `<details>` blocks of the methods that moved most, in bytes and relatively
+/// (5 of each, every listed one when `long`); an empty list is left out.
+fn top_methods_details(o: &mut String, d: &MemDiff, long: bool) {
     let top = if long { usize::MAX } else { 5 };
     let floor = thousands(d.min_method_bytes);
     for (title, list) in [
@@ -511,42 +573,44 @@ pub(crate) fn render_collection_markdown(
         if list.is_empty() {
             continue;
         }
-        details(&mut o, &title, |o| {
-            let kind_col = d.has_kinds;
-            let _ = writeln!(
-                o,
-                "| Method | Base | Diff | Delta | PDIFF |{}",
-                if kind_col {
-                    " Kind that moved most |"
-                } else {
-                    ""
-                }
-            );
-            let _ = writeln!(
-                o,
-                "| --- | --: | --: | --: | --: |{}",
-                if kind_col { " --- |" } else { "" }
-            );
-            for m in list.iter().take(top) {
-                let delta = i128::from(m.diff) - i128::from(m.base);
-                let kind = if kind_col {
-                    format!(" {} |", md_escape(&top_kind(m)))
-                } else {
-                    String::new()
-                };
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {} | {} |{kind}",
-                    md_escape(&method_label(m)),
-                    thousands(m.base),
-                    thousands(m.diff),
-                    signed_thousands(delta),
-                    colored_pdiff(m.base, m.diff)
-                );
-            }
-        });
+        details(o, &title, |o| methods_table_md(o, list, top, d.has_kinds));
     }
-    o
+}
+
+/// The markdown table of the first `top` methods of `list`, with the kind that moved most in
+/// each when the logs have kinds (`kind_col`).
+fn methods_table_md(o: &mut String, list: &[MethodDelta], top: usize, kind_col: bool) {
+    let _ = writeln!(
+        o,
+        "| Method | Base | Diff | Delta | PDIFF |{}",
+        if kind_col {
+            " Kind that moved most |"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        o,
+        "| --- | --: | --: | --: | --: |{}",
+        if kind_col { " --- |" } else { "" }
+    );
+    for m in list.iter().take(top) {
+        let delta = i128::from(m.diff) - i128::from(m.base);
+        let kind = if kind_col {
+            format!(" {} |", md_escape(&top_kind(m)))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} |{kind}",
+            md_escape(&method_label(m)),
+            thousands(m.base),
+            thousands(m.diff),
+            signed_thousands(delta),
+            colored_pdiff(m.base, m.diff)
+        );
+    }
 }
 
 pub(crate) fn details(o: &mut String, summary: &str, body: impl FnOnce(&mut String)) {
@@ -671,99 +735,25 @@ fn pct_json(base: u64, diff: u64) -> Value {
 /// The version-1 JSON object of one diff (schema in `docs/formats.md`), keys in the
 /// documented order.
 pub fn json_value(d: &MemDiff) -> Value {
-    let deltas = |rows: &[Delta]| -> Vec<Value> {
-        rows.iter()
-            .map(|r| {
-                json!({
-                    "name": r.name,
-                    "base": r.base,
-                    "diff": r.diff,
-                    "delta": r.delta(),
-                    "pct": pct_json(r.base, r.diff),
-                })
-            })
-            .collect()
-    };
-    let methods = |list: &[MethodDelta]| -> Vec<Value> {
-        list.iter()
-            .map(|m| {
-                let (kind, kind_delta) = match &m.top_kind {
-                    Some((k, v)) => (json!(k), json!(v)),
-                    None => (Value::Null, Value::Null),
-                };
-                json!({
-                    "context": m.context,
-                    "name": m.name,
-                    "tier": m.tier,
-                    "base": m.base,
-                    "diff": m.diff,
-                    "delta": i128::from(m.diff) - i128::from(m.base),
-                    "pct": pct_json(m.base, m.diff),
-                    "top_kind": kind,
-                    "top_kind_delta": kind_delta,
-                })
-            })
-            .collect()
-    };
-    let q = |q: &Quantiles| json!({"p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max});
-    let groups: Vec<Value> = d
-        .groups
-        .iter()
-        .map(|g| {
-            json!({
-                "name": g.name,
-                "methods": g.methods,
-                "base": totals_json(&g.base),
-                "diff": totals_json(&g.diff),
-                "pct": pct_json(g.base.bytes, g.diff.bytes),
-            })
-        })
-        .collect();
-    let c = &d.coverage;
+    let groups: Vec<Value> = d.groups.iter().map(group_json).collect();
     let t = &d.verdict.thresholds;
     let opt_f = |v: Option<f64>| v.map_or(Value::Null, json_f64);
     let mut doc = json!({
         "version": 2,
-        "coverage": {
-            "base_files": c.base_files,
-            "diff_files": c.diff_files,
-            "matched": c.matched,
-            "only_base": c.only_base,
-            "only_base_bytes": c.only_base_bytes,
-            "only_diff": c.only_diff,
-            "only_diff_bytes": c.only_diff_bytes,
-            "limit_hits_base": c.limit_hits_base,
-            "limit_hits_diff": c.limit_hits_diff,
-            "limit_hits_new": c.limit_hits_new,
-            "failing_base": c.failing_base,
-            "failing_diff": c.failing_diff,
-            "failing_base_only": c.failing_base_only,
-            "failing_diff_only": c.failing_diff_only,
-            "missed_both": c.missed_both,
-            "duplicates_base": c.duplicates_base,
-            "duplicates_diff": c.duplicates_diff,
-        },
+        "coverage": coverage_json(&d.coverage),
         "builds": {"base": d.builds_base, "diff": d.builds_diff},
         "ignored_kinds": d.ignored_kinds,
         "has_kinds": d.has_kinds,
         "groups": groups,
-        "kinds": deltas(&d.kinds),
-        "phases": deltas(&d.phases),
-        "distribution": {
-            "base": q(&d.distribution.base),
-            "diff": q(&d.distribution.diff),
-            "grew": d.distribution.grew,
-            "shrank": d.distribution.shrank,
-            "same": d.distribution.same,
-            "change_buckets": CHANGE_BUCKETS,
-            "change_histogram": d.distribution.change_histogram,
-        },
+        "kinds": deltas_json(&d.kinds),
+        "phases": deltas_json(&d.phases),
+        "distribution": distribution_json(&d.distribution),
         "methods": {
             "min_method_bytes": d.min_method_bytes,
-            "growth": methods(&d.top_growth),
-            "shrinkage": methods(&d.top_shrinkage),
-            "relative_growth": methods(&d.top_relative_growth),
-            "relative_shrinkage": methods(&d.top_relative_shrinkage),
+            "growth": methods_json(&d.top_growth),
+            "shrinkage": methods_json(&d.top_shrinkage),
+            "relative_growth": methods_json(&d.top_relative_growth),
+            "relative_shrinkage": methods_json(&d.top_relative_shrinkage),
         },
         "thresholds": {
             "fail_above": json_f64(t.fail_above),
@@ -784,6 +774,99 @@ pub fn json_value(d: &MemDiff) -> Value {
         map.insert("phase_kinds".into(), phase_kinds_json(&d.phase_kinds));
     }
     doc
+}
+
+/// A tier group's JSON: its name, methods, both sides' totals and the bytes' percent change.
+fn group_json(g: &Group) -> Value {
+    json!({
+        "name": g.name,
+        "methods": g.methods,
+        "base": totals_json(&g.base),
+        "diff": totals_json(&g.diff),
+        "pct": pct_json(g.base.bytes, g.diff.bytes),
+    })
+}
+
+/// The coverage's JSON: files, matched methods, those on one side only, memory limit hits,
+/// failing compiles and duplicate contexts.
+fn coverage_json(c: &crate::diff::Coverage) -> Value {
+    json!({
+        "base_files": c.base_files,
+        "diff_files": c.diff_files,
+        "matched": c.matched,
+        "only_base": c.only_base,
+        "only_base_bytes": c.only_base_bytes,
+        "only_diff": c.only_diff,
+        "only_diff_bytes": c.only_diff_bytes,
+        "limit_hits_base": c.limit_hits_base,
+        "limit_hits_diff": c.limit_hits_diff,
+        "limit_hits_new": c.limit_hits_new,
+        "failing_base": c.failing_base,
+        "failing_diff": c.failing_diff,
+        "failing_base_only": c.failing_base_only,
+        "failing_diff_only": c.failing_diff_only,
+        "missed_both": c.missed_both,
+        "duplicates_base": c.duplicates_base,
+        "duplicates_diff": c.duplicates_diff,
+    })
+}
+
+/// Named parts' deltas (kinds, phases) as JSON: name, both sides' bytes, delta and percent.
+fn deltas_json(rows: &[Delta]) -> Vec<Value> {
+    rows.iter()
+        .map(|r| {
+            json!({
+                "name": r.name,
+                "base": r.base,
+                "diff": r.diff,
+                "delta": r.delta(),
+                "pct": pct_json(r.base, r.diff),
+            })
+        })
+        .collect()
+}
+
+/// Listed methods as JSON: who (context, name, tier), both sides' bytes, delta, percent and
+/// the kind that moved most.
+fn methods_json(list: &[MethodDelta]) -> Vec<Value> {
+    list.iter()
+        .map(|m| {
+            let (kind, kind_delta) = match &m.top_kind {
+                Some((k, v)) => (json!(k), json!(v)),
+                None => (Value::Null, Value::Null),
+            };
+            json!({
+                "context": m.context,
+                "name": m.name,
+                "tier": m.tier,
+                "base": m.base,
+                "diff": m.diff,
+                "delta": i128::from(m.diff) - i128::from(m.base),
+                "pct": pct_json(m.base, m.diff),
+                "top_kind": kind,
+                "top_kind_delta": kind_delta,
+            })
+        })
+        .collect()
+}
+
+/// Bytes-per-method percentiles as JSON.
+fn quantiles_json(q: &Quantiles) -> Value {
+    json!({"p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max})
+}
+
+/// The per-method distribution as JSON: both sides' percentiles, the counts that grew,
+/// shrank and stayed, and the histogram of changes with its buckets.
+fn distribution_json(dist: &crate::diff::Distribution) -> Value {
+    json!({
+        "base": quantiles_json(&dist.base),
+        "diff": quantiles_json(&dist.diff),
+        "grew": dist.grew,
+        "shrank": dist.shrank,
+        "same": dist.same,
+        "change_buckets": CHANGE_BUCKETS,
+        "change_histogram": dist.change_histogram,
+    })
 }
 
 /// Each rule broken as fields (collection, rule, subject, base, diff, percent, limit) beside

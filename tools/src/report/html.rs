@@ -18,6 +18,32 @@ const GREY: &str = "#9e9e9e";
 pub fn render_report_html(r: &Report) -> String {
     let mut o = String::new();
     page_head(&mut o);
+    report_verdict(&mut o, r);
+    collections_table(&mut o, r);
+    moved_across_sections(&mut o, r);
+    one_sided_methods_table(&mut o, r);
+    for c in &r.collections {
+        let _ = writeln!(o, "<h2>Collection {}</h2>", esc(&shown(&c.name)));
+        for f in &c.coverage_failures {
+            let _ = writeln!(
+                o,
+                "<p class=\"verdict fail\">INCOMPLETE: {}</p>",
+                esc(&f.sentence)
+            );
+        }
+        collection_sections(&mut o, &c.diff, "h3");
+    }
+    let _ = writeln!(
+        o,
+        "<h2>Full report</h2>\n<pre>{}</pre>\n</body>\n</html>",
+        esc(&crate::report::summary::render_text(r))
+    );
+    o
+}
+
+/// The report's verdict paragraph (status, exit code, deciding rule), and the list of every
+/// rule broken when more than one was.
+fn report_verdict(o: &mut String, r: &Report) {
     let status = r.outcome.status;
     let class = if status == Status::Pass {
         "pass"
@@ -41,6 +67,11 @@ pub fn render_report_html(r: &Report) -> String {
         }
         let _ = writeln!(o, "</ul>");
     }
+}
+
+/// The table of the collections: per collection its matched methods, bytes, PDIFFs overall
+/// and per tier, misses and verdict; a collection not compared says why.
+fn collections_table(o: &mut String, r: &Report) {
     let _ = writeln!(o, "<h2>Collections</h2>");
     let _ = writeln!(o, "<table id=\"collections\">\n<tr><th>Collection</th><th class=\"n\">Matched</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">PDIFF</th><th class=\"n\">MinOpts</th><th class=\"n\">FullOpts</th><th class=\"n\">Missed by base</th><th class=\"n\">Missed by diff</th><th>Verdict</th></tr>");
     let group_pdiff = |c: &crate::diff::CollectionDiff, g: &str| {
@@ -73,6 +104,11 @@ pub fn render_report_html(r: &Report) -> String {
         );
     }
     let _ = writeln!(o, "</table>");
+}
+
+/// The charts and tables of what moved across collections: each collection's bytes, the
+/// kinds, and the (phase, kind) pairs (each when the logs have them).
+fn moved_across_sections(o: &mut String, r: &Report) {
     let _ = writeln!(o, "<h2>Bytes by collection</h2>");
     let per_collection: Vec<Delta> = r
         .collections
@@ -83,12 +119,12 @@ pub fn render_report_html(r: &Report) -> String {
             diff: c.diff.overall().diff.bytes,
         })
         .collect();
-    delta_bars(&mut o, &per_collection);
+    delta_bars(o, &per_collection);
     let kinds = r.deltas_across(false);
     if !kinds.is_empty() {
         let _ = writeln!(o, "<h2>Kinds that moved most, across collections</h2>");
-        delta_bars(&mut o, &kinds);
-        delta_table(&mut o, "Kind", &kinds);
+        delta_bars(o, &kinds);
+        delta_table(o, "Kind", &kinds);
     }
     let pairs = r.phase_kinds_across();
     if !pairs.is_empty() {
@@ -96,41 +132,30 @@ pub fn render_report_html(r: &Report) -> String {
             o,
             "<h2>Kinds by phase that moved most, across collections</h2>"
         );
-        phase_kind_table(&mut o, &pairs);
+        phase_kind_table(o, &pairs);
     }
+}
+
+/// The table of the largest methods compiled on one side only, across collections, when
+/// there are any.
+fn one_sided_methods_table(o: &mut String, r: &Report) {
     let missing = r.missing_across(20);
-    if !missing.is_empty() {
-        let _ = writeln!(o, "<h2>Largest methods compiled on one side only</h2>\n<table>\n<tr><th>Collection</th><th>Missing from</th><th class=\"n\">Context</th><th>Method</th><th>Tier</th><th class=\"n\">Bytes</th></tr>");
-        for (name, side, m) in missing {
-            let _ = writeln!(
-                o,
-                "<tr><td>{}</td><td>{side}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
-                esc(&shown(name)),
-                if m.context >= 0 { m.context.to_string() } else { String::new() },
-                esc(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
-                esc(&shown(m.tier.as_deref().unwrap_or(""))),
-                thousands(m.bytes)
-            );
-        }
-        let _ = writeln!(o, "</table>");
+    if missing.is_empty() {
+        return;
     }
-    for c in &r.collections {
-        let _ = writeln!(o, "<h2>Collection {}</h2>", esc(&shown(&c.name)));
-        for f in &c.coverage_failures {
-            let _ = writeln!(
-                o,
-                "<p class=\"verdict fail\">INCOMPLETE: {}</p>",
-                esc(&f.sentence)
-            );
-        }
-        collection_sections(&mut o, &c.diff, "h3");
+    let _ = writeln!(o, "<h2>Largest methods compiled on one side only</h2>\n<table>\n<tr><th>Collection</th><th>Missing from</th><th class=\"n\">Context</th><th>Method</th><th>Tier</th><th class=\"n\">Bytes</th></tr>");
+    for (name, side, m) in missing {
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{side}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
+            esc(&shown(name)),
+            if m.context >= 0 { m.context.to_string() } else { String::new() },
+            esc(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
+            esc(&shown(m.tier.as_deref().unwrap_or(""))),
+            thousands(m.bytes)
+        );
     }
-    let _ = writeln!(
-        o,
-        "<h2>Full report</h2>\n<pre>{}</pre>\n</body>\n</html>",
-        esc(&crate::report::summary::render_text(r))
-    );
-    o
+    let _ = writeln!(o, "</table>");
 }
 
 /// The page of one collection's diff.

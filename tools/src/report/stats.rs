@@ -16,6 +16,18 @@ fn per(total: u64, n: u64) -> u64 {
 /// The console report.
 pub fn render_text(s: &Stats) -> String {
     let mut o = String::new();
+    totals_text(&mut o, s);
+    tiers_text(&mut o, s);
+    kinds_text(&mut o, s);
+    phases_text(&mut o, s);
+    phase_kinds_text(&mut o, s);
+    largest_methods_text(&mut o, s);
+    o
+}
+
+/// The console report's first lines: the totals as the .NET JIT shows them, per method and
+/// per allocation, the memory limit hits, and the bytes-per-method percentiles.
+fn totals_text(o: &mut String, s: &Stats) {
     let m = s.methods;
     let _ = writeln!(
         o,
@@ -68,34 +80,45 @@ pub fn render_text(s: &Stats) -> String {
         thousands(quantile(b, 0.99)),
         thousands(b.last().copied().unwrap_or(0))
     );
-    if s.tiers.len() > 1 || s.tiers.first().is_some_and(|t| !t.name.is_empty()) {
-        let _ = writeln!(o);
-        let _ = writeln!(
-            o,
-            "{:>22} | {:>10} | {:>14} | {:>8} | {:>12}",
-            "tier", "methods", "size", "pct", "per method"
-        );
-        let _ = writeln!(
-            o,
-            "  {:-<20}-+-{:-<10}-+-{:-<14}-+-{:-<8}-+-{:-<12}",
-            "", "", "", "", ""
-        );
-        for t in &s.tiers {
-            let name = if t.name.is_empty() {
-                "(unknown)"
-            } else {
-                &t.name
-            };
-            let _ = writeln!(
-                o,
-                "{name:>22} | {:>10} | {:>14} | {:>8} | {:>12}",
-                thousands(t.methods),
-                thousands(t.bytes),
-                pct(t.bytes, s.bytes),
-                thousands(per(t.bytes, t.methods))
-            );
-        }
+}
+
+/// The console table of the tiers (methods, bytes, share, bytes per method), when the logs
+/// name any tier.
+fn tiers_text(o: &mut String, s: &Stats) {
+    let any_named = s.tiers.len() > 1 || s.tiers.first().is_some_and(|t| !t.name.is_empty());
+    if !any_named {
+        return;
     }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{:>22} | {:>10} | {:>14} | {:>8} | {:>12}",
+        "tier", "methods", "size", "pct", "per method"
+    );
+    let _ = writeln!(
+        o,
+        "  {:-<20}-+-{:-<10}-+-{:-<14}-+-{:-<8}-+-{:-<12}",
+        "", "", "", "", ""
+    );
+    for t in &s.tiers {
+        let name = if t.name.is_empty() {
+            "(unknown)"
+        } else {
+            &t.name
+        };
+        let _ = writeln!(
+            o,
+            "{name:>22} | {:>10} | {:>14} | {:>8} | {:>12}",
+            thousands(t.methods),
+            thousands(t.bytes),
+            pct(t.bytes, s.bytes),
+            thousands(per(t.bytes, t.methods))
+        );
+    }
+}
+
+/// The console table of the kinds that were allocated: bytes, share and count.
+fn kinds_text(o: &mut String, s: &Stats) {
     let _ = writeln!(o);
     let _ = writeln!(o, "Alloc'd bytes by kind:");
     let _ = writeln!(
@@ -114,43 +137,52 @@ pub fn render_text(s: &Stats) -> String {
             thousands(k.count)
         );
     }
-    if !s.phases.is_empty() {
-        let _ = writeln!(o);
-        let _ = writeln!(o, "Alloc'd bytes by phase:");
-        let _ = writeln!(o, "{:>22} | {:>14} | {:>8}", "phase", "size", "pct");
-        let _ = writeln!(o, "  {:-<20}-+-{:-<14}-+-{:-<8}", "", "", "");
-        for p in &s.phases {
-            let _ = writeln!(
-                o,
-                "{:>22} | {:>14} | {:>8}",
-                p.name,
-                thousands(p.bytes),
-                pct(p.bytes, s.bytes)
-            );
-        }
+}
+
+/// The console table of the phases' bytes and shares, when the logs have phases.
+fn phases_text(o: &mut String, s: &Stats) {
+    if s.phases.is_empty() {
+        return;
     }
-    phase_kinds_text(&mut o, s);
-    if !s.top.is_empty() {
-        let _ = writeln!(o);
-        let _ = writeln!(o, "Largest methods:");
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Alloc'd bytes by phase:");
+    let _ = writeln!(o, "{:>22} | {:>14} | {:>8}", "phase", "size", "pct");
+    let _ = writeln!(o, "  {:-<20}-+-{:-<14}-+-{:-<8}", "", "", "");
+    for p in &s.phases {
         let _ = writeln!(
             o,
-            "{:>16} | {:>12} | {:>8} | {:>9} | method",
-            "size", "allocations", "context", "tier"
+            "{:>22} | {:>14} | {:>8}",
+            p.name,
+            thousands(p.bytes),
+            pct(p.bytes, s.bytes)
         );
-        for t in &s.top {
-            let _ = writeln!(
-                o,
-                "{:>16} | {:>12} | {:>8} | {:>9} | {}",
-                thousands(t.bytes),
-                thousands(t.allocations),
-                t.context,
-                t.tier,
-                t.name
-            );
-        }
     }
-    o
+}
+
+/// The console table of the largest methods (size, allocations, context, tier, name), when
+/// any were kept.
+fn largest_methods_text(o: &mut String, s: &Stats) {
+    if s.top.is_empty() {
+        return;
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Largest methods:");
+    let _ = writeln!(
+        o,
+        "{:>16} | {:>12} | {:>8} | {:>9} | method",
+        "size", "allocations", "context", "tier"
+    );
+    for t in &s.top {
+        let _ = writeln!(
+            o,
+            "{:>16} | {:>12} | {:>8} | {:>9} | {}",
+            thousands(t.bytes),
+            thousands(t.allocations),
+            t.context,
+            t.tier,
+            t.name
+        );
+    }
 }
 
 /// The kinds that used most of each phase's bytes, when the logs recorded kinds by phase.

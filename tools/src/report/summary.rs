@@ -13,7 +13,7 @@ use super::diff::{
     span_colored,
 };
 use super::{md_text, pct, shown, signed_thousands, thousands, visible};
-use crate::diff::{pct_change, Report, Status, Totals};
+use crate::diff::{pct_change, Delta, Report, Status, Totals};
 
 /// The tier groups the summary shows, in order.
 const GROUPS: [&str; 3] = ["Overall", "MinOpts", "FullOpts"];
@@ -170,6 +170,27 @@ pub fn render_markdown(r: &Report) -> String {
     let _ = writeln!(o, "## jitarena memdiff: {icon} {}", verdict_words(r));
     let _ = writeln!(o);
     verdict_md(&mut o, r);
+    summary_lines_md(&mut o, r);
+    significant_groups_md(&mut o, r);
+    details(&mut o, "Details", |o| {
+        for (group, title) in GROUPS.iter().zip(["All contexts", "MinOpts", "FullOpts"]) {
+            totals_table(o, r, group, title);
+        }
+        coverage_table(o, r);
+    });
+    moved_across_details(&mut o, r);
+    failed_collections_details(&mut o, r);
+    top_growth_details(&mut o, r);
+    missing_details(&mut o, r, SUMMARY_ROWS);
+    failing_details(&mut o, r, SUMMARY_ROWS);
+    duplicate_details(&mut o, r, SUMMARY_ROWS);
+    o
+}
+
+/// The summary's paragraphs under the verdict: the builds, the contexts compared, those
+/// missed, failing compiles, duplicate contexts, what a CSV lacks and the collections not
+/// compared (each only when there is something to say).
+fn summary_lines_md(o: &mut String, r: &Report) {
     if let Some(line) = builds_line(r) {
         let _ = writeln!(o, "{}", md_text(&line));
         let _ = writeln!(o);
@@ -204,6 +225,11 @@ pub fn render_markdown(r: &Report) -> String {
         );
         let _ = writeln!(o);
     }
+}
+
+/// Per tier group, a `<details>` block of the collections whose bytes changed significantly,
+/// summarized by the range of their PDIFFs; or, when none did, a sentence that says so.
+fn significant_groups_md(o: &mut String, r: &Report) {
     let mut any = false;
     for group in GROUPS {
         let rows = significant_rows(r, group);
@@ -233,16 +259,15 @@ pub fn render_markdown(r: &Report) -> String {
         let _ = writeln!(o, "{text}");
         let _ = writeln!(o);
     }
-    details(&mut o, "Details", |o| {
-        for (group, title) in GROUPS.iter().zip(["All contexts", "MinOpts", "FullOpts"]) {
-            totals_table(o, r, group, title);
-        }
-        coverage_table(o, r);
-    });
+}
+
+/// The `<details>` blocks of the kinds, phases and (phase, kind) pairs that moved most,
+/// summed across collections; each only when something moved.
+fn moved_across_details(o: &mut String, r: &Report) {
     let kinds = r.deltas_across(false);
     if kinds.iter().any(|k| k.base != k.diff) {
         delta_details(
-            &mut o,
+            o,
             "Kinds that moved, across collections",
             "Kind",
             &kinds,
@@ -252,7 +277,7 @@ pub fn render_markdown(r: &Report) -> String {
     let phases = r.deltas_across(true);
     if phases.iter().any(|k| k.base != k.diff) {
         delta_details(
-            &mut o,
+            o,
             "Phases that moved, across collections",
             "Phase",
             &phases,
@@ -260,75 +285,89 @@ pub fn render_markdown(r: &Report) -> String {
         );
     }
     phase_kinds_details(
-        &mut o,
+        o,
         "Kinds by phase, across collections",
         &r.phase_kinds_across(),
         SUMMARY_ROWS,
     );
+}
+
+/// When more than one collection was compared, a `<details>` block with the kinds and
+/// phases that moved in each collection that failed its thresholds.
+fn failed_collections_details(o: &mut String, r: &Report) {
     let failed: Vec<_> = r
         .collections
         .iter()
         .filter(|c| c.diff.verdict.regression && r.collections.len() > 1)
         .collect();
-    if !failed.is_empty() {
-        details(
-            &mut o,
-            "Kinds and phases that moved in each failed collection",
-            |o| {
-                for c in failed {
-                    let _ = writeln!(o, "Collection {}:", md_text(&shown(&c.name)));
-                    let _ = writeln!(o);
-                    for (what, rows) in [("Kind", &c.diff.kinds), ("Phase", &c.diff.phases)] {
-                        let rows: Vec<_> = rows.iter().filter(|d| d.base != d.diff).collect();
-                        if rows.is_empty() {
-                            continue;
-                        }
-                        let _ = writeln!(o, "|{what}|Base|Diff|Delta|PDIFF|");
-                        let _ = writeln!(o, "|---|--:|--:|--:|--:|");
-                        for d in rows.into_iter().take(SUMMARY_ROWS) {
-                            let _ = writeln!(
-                                o,
-                                "|{}|{}|{}|{}|{}|",
-                                md_text(&shown(&d.name)),
-                                thousands(d.base),
-                                thousands(d.diff),
-                                signed_thousands(d.delta()),
-                                colored(d.base, d.diff, part_pdiff(d.base, d.diff))
-                            );
-                        }
-                        let _ = writeln!(o);
-                    }
+    if failed.is_empty() {
+        return;
+    }
+    details(
+        o,
+        "Kinds and phases that moved in each failed collection",
+        |o| {
+            for c in failed {
+                let _ = writeln!(o, "Collection {}:", md_text(&shown(&c.name)));
+                let _ = writeln!(o);
+                for (what, rows) in [("Kind", &c.diff.kinds), ("Phase", &c.diff.phases)] {
+                    moved_table_md(o, what, rows);
                 }
-            },
-        );
-    }
-    let grew = r.top_growth_across(SUMMARY_ROWS);
-    if !grew.is_empty() {
-        let title = format!(
-            "Methods that grew most (by at least {} bytes)",
-            thousands(r.min_delta_bytes.max(1))
-        );
-        details(&mut o, &title, |o| {
-            let _ = writeln!(o, "|Collection|Context|Method|Base|Diff|PDIFF|");
-            let _ = writeln!(o, "|---|--:|---|--:|--:|--:|");
-            for (name, m) in grew {
-                let _ = writeln!(
-                    o,
-                    "|{}|{}|{}|{}|{}|{}|",
-                    md_text(&shown(name)),
-                    context(m.context),
-                    md_text(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
-                    thousands(m.base),
-                    thousands(m.diff),
-                    colored_pdiff(m.base, m.diff)
-                );
             }
-        });
+        },
+    );
+}
+
+/// The markdown table of the `what`s (kinds or phases) of `rows` that moved, at most
+/// [`SUMMARY_ROWS`]; nothing when none moved.
+fn moved_table_md(o: &mut String, what: &str, rows: &[Delta]) {
+    let rows: Vec<_> = rows.iter().filter(|d| d.base != d.diff).collect();
+    if rows.is_empty() {
+        return;
     }
-    missing_details(&mut o, r, SUMMARY_ROWS);
-    failing_details(&mut o, r, SUMMARY_ROWS);
-    duplicate_details(&mut o, r, SUMMARY_ROWS);
-    o
+    let _ = writeln!(o, "|{what}|Base|Diff|Delta|PDIFF|");
+    let _ = writeln!(o, "|---|--:|--:|--:|--:|");
+    for d in rows.into_iter().take(SUMMARY_ROWS) {
+        let _ = writeln!(
+            o,
+            "|{}|{}|{}|{}|{}|",
+            md_text(&shown(&d.name)),
+            thousands(d.base),
+            thousands(d.diff),
+            signed_thousands(d.delta()),
+            colored(d.base, d.diff, part_pdiff(d.base, d.diff))
+        );
+    }
+    let _ = writeln!(o);
+}
+
+/// The `<details>` block of the methods that grew most across collections (by at least the
+/// smallest delta reported), when any did.
+fn top_growth_details(o: &mut String, r: &Report) {
+    let grew = r.top_growth_across(SUMMARY_ROWS);
+    if grew.is_empty() {
+        return;
+    }
+    let title = format!(
+        "Methods that grew most (by at least {} bytes)",
+        thousands(r.min_delta_bytes.max(1))
+    );
+    details(o, &title, |o| {
+        let _ = writeln!(o, "|Collection|Context|Method|Base|Diff|PDIFF|");
+        let _ = writeln!(o, "|---|--:|---|--:|--:|--:|");
+        for (name, m) in grew {
+            let _ = writeln!(
+                o,
+                "|{}|{}|{}|{}|{}|{}|",
+                md_text(&shown(name)),
+                context(m.context),
+                md_text(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
+                thousands(m.base),
+                thousands(m.diff),
+                colored_pdiff(m.base, m.diff)
+            );
+        }
+    });
 }
 
 /// The largest contexts that failed to compile on one side only, across collections.
@@ -608,7 +647,19 @@ pub fn render_text(r: &Report) -> String {
     o
 }
 
+/// The console report over several collections: a header, a table of the collections, then
+/// what moved most across them.
 fn collections_text(o: &mut String, r: &Report) {
+    collections_header_text(o, r);
+    collections_table_text(o, r);
+    moved_across_text(o, r);
+    phase_kinds_text(o, &r.phase_kinds_across(), SUMMARY_ROWS);
+    top_growth_text(o, r);
+}
+
+/// The console lines above the collections' table: how many collections, the contexts
+/// compared and missed, the collections not compared and the builds.
+fn collections_header_text(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "jitarena memdiff: {} collection{}",
@@ -627,6 +678,11 @@ fn collections_text(o: &mut String, r: &Report) {
     if let Some(line) = builds_line(r) {
         let _ = writeln!(o, "{}", visible(&line));
     }
+}
+
+/// The console table of the collections: per collection its methods, bytes, PDIFF, misses
+/// and verdict (or why it was not compared), then the total.
+fn collections_table_text(o: &mut String, r: &Report) {
     let _ = writeln!(o);
     let w = r
         .collections
@@ -675,6 +731,11 @@ fn collections_text(o: &mut String, r: &Report) {
         thousands(d.bytes),
         pdiff(b.bytes, d.bytes)
     );
+}
+
+/// The console lists of the kinds and of the phases that moved most across collections;
+/// each only when something moved.
+fn moved_across_text(o: &mut String, r: &Report) {
     for (title, phases) in [("Kinds", false), ("Phases", true)] {
         let rows = r.deltas_across(phases);
         let changed: Vec<_> = rows.iter().filter(|d| d.base != d.diff).collect();
@@ -699,24 +760,28 @@ fn collections_text(o: &mut String, r: &Report) {
             );
         }
     }
-    phase_kinds_text(o, &r.phase_kinds_across(), SUMMARY_ROWS);
+}
+
+/// The console list of the methods that grew most across collections, when any did.
+fn top_growth_text(o: &mut String, r: &Report) {
     let grew = r.top_growth_across(SUMMARY_ROWS);
-    if !grew.is_empty() {
-        let _ = writeln!(o);
+    if grew.is_empty() {
+        return;
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Methods that grew most (by at least {} bytes)",
+        thousands(r.min_delta_bytes.max(1))
+    );
+    for (name, m) in grew {
         let _ = writeln!(
             o,
-            "Methods that grew most (by at least {} bytes)",
-            thousands(r.min_delta_bytes.max(1))
+            "  {:>13} {:>9}  {}  {}",
+            signed_thousands(i128::from(m.diff) - i128::from(m.base)),
+            pdiff(m.base, m.diff),
+            shown(name),
+            method_label(m)
         );
-        for (name, m) in grew {
-            let _ = writeln!(
-                o,
-                "  {:>13} {:>9}  {}  {}",
-                signed_thousands(i128::from(m.diff) - i128::from(m.base)),
-                pdiff(m.base, m.diff),
-                shown(name),
-                method_label(m)
-            );
-        }
     }
 }
