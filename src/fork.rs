@@ -6,8 +6,8 @@
 //! does not exist in it, and they count forks, so that a child knows that the open log and
 //! trace belong to its parent. A child
 //! never writes to them: a log named with `%p` continues in a file of the child's own, and
-//! otherwise the child's records get `JITARENA_E_STATE` until it opens a log; see
-//! `jitarena_method_done` in the header.
+//! otherwise the child's records get `JITARENA_E_STATE` until it opens a log; see "Process-wide
+//! state" in the header.
 
 #![cfg_attr(any(not(unix), miri), allow(dead_code))]
 

@@ -1,7 +1,8 @@
 //! # jitarena
 //!
 //! A compiler arena allocator with a C ABI (`include/jitarena.h`) whose inline fast path counts
-//! every allocation by kind at a cost of three additions, so that one Release build of a JIT
+//! every allocation by kind at the cost of one addition to memory, so that one Release build of
+//! a JIT
 //! serves both throughput and memory diffs.
 //!
 //! - [`Arena`]: the safe Rust API over the same arena the C ABI exposes.

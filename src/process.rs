@@ -2,8 +2,8 @@
 //! `jitarena_log_open` and the rest give it: the stats log each finished method is appended
 //! to, the allocation trace, and the aggregate of every method's counters. A program that
 //! links its own copy of the library (a JIT loaded beside another) has its own. Each call
-//! installs the fork handlers first (see `jitarena_method_done` in the header: a forked child
-//! never writes to its parent's files).
+//! installs the fork handlers first (see "Process-wide state" in the header: a forked child never
+//! writes to its parent's files).
 
 use crate::error::Error;
 use crate::fork;

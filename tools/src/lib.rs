@@ -3,7 +3,8 @@
 //! The `jitarena` command and what it is built from, over the library's stats logs and
 //! allocation traces (the library itself, which a JIT links, is the `jitarena` crate):
 //!
-//! - [`cli`]: the command line (`stats`, `dump`, `merge`, `gen`, `replay`, `memdiff`, `demo`);
+//! - [`cli`]: the command line (`stats`, `dump`, `merge`, `gen`, `replay`, `memdiff`,
+//!   `summarize`, `demo`);
 //! - [`diff`]: memdiff, per collection, and the gate's verdict;
 //! - [`report`]: the stats tables and the diff reports (text, markdown, JSON, HTML);
 //! - [`harness`]: the replay harness and its C driver (the header's inline path);
