@@ -2,8 +2,7 @@
 //!
 //! A compiler arena allocator with a C ABI (`include/jitarena.h`) whose inline fast path counts
 //! every allocation by kind at the cost of one addition to memory, so that one Release build of
-//! a JIT
-//! serves both throughput and memory diffs.
+//! a JIT serves both throughput and memory diffs.
 //!
 //! - [`Arena`]: the safe Rust API over the same arena the C ABI exposes.
 //! - The C ABI: `include/jitarena.h`, `include/jitarena.hpp`; link `libjitarena.a`.

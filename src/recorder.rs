@@ -140,7 +140,7 @@ pub(crate) fn forked_into_child() {
 }
 
 /// `%p` in a path becomes the process id, and `%m` the name of the module (shared library,
-/// DLL or executable) that holds this copy of the library, as [`file::push_module_name`] gives
+/// DLL or executable) that holds this copy of the library, as `file::push_module_name` gives
 /// it: two JITs loaded side by side, each with its copy, then name two files from one pattern.
 /// Fails when memory runs out, or for `%m` when the module cannot be found.
 pub fn expand_path(path: &str) -> Result<PathBuf, Error> {

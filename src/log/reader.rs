@@ -150,7 +150,7 @@ impl LogReader {
     }
 
     /// Warnings so far: a cut-short last record, and the notes a merge left of the logs cut
-    /// short whose records this log holds ([`LogWriter::write_cut_note`]). A log with any
+    /// short whose records this log holds ([`LogWriter::write_cut_note`](super::LogWriter::write_cut_note)). A log with any
     /// warning is one cut short, or merged from one.
     pub fn warnings(&self) -> &[String] {
         &self.frames.warnings

@@ -160,7 +160,7 @@ impl<W: Write> LogWriter<W> {
     }
 
     /// Appends a note that this log holds the records of another log that was cut short,
-    /// `warning` being what its reader said of it ([`LogReader::warnings`]): `jitarena merge`
+    /// `warning` being what its reader said of it ([`LogReader::warnings`](super::LogReader::warnings)): `jitarena merge`
     /// writes one for each such input, so that every reader of the merged log warns of it
     /// too, and a gate treats the merged log as one cut short.
     pub fn write_cut_note(&mut self, warning: &str) -> io::Result<()> {

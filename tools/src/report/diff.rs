@@ -732,7 +732,7 @@ fn pct_json(base: u64, diff: u64) -> Value {
     pct_change(base, diff).map_or(Value::Null, json_f64)
 }
 
-/// The version-1 JSON object of one diff (schema in `docs/formats.md`), keys in the
+/// The version-2 JSON object of one diff (schema in `docs/formats.md`), keys in the
 /// documented order.
 pub fn json_value(d: &MemDiff) -> Value {
     let groups: Vec<Value> = d.groups.iter().map(group_json).collect();
