@@ -308,8 +308,12 @@ fn a_path_that_is_not_utf8_is_refused_rather_than_taken_for_another() {
         message.to_string_lossy().contains("not UTF-8"),
         "{message:?}"
     );
-    assert!(
-        !std::path::Path::new(&format!("caf\u{FFFD}-{}.jas", std::process::id())).exists(),
-        "no file of another name is made"
-    );
+    // (Miri runs without a file system to look at.)
+    if !cfg!(miri) {
+        let other = format!("caf\u{FFFD}-{}.jas", std::process::id());
+        assert!(
+            !std::path::Path::new(&other).exists(),
+            "no file of another name is made"
+        );
+    }
 }
