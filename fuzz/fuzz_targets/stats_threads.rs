@@ -4,7 +4,7 @@
 //! unbounded memory are failures too.
 #![no_main]
 
-use jitarena_tools::stats::render_json;
+use jitarena_tools::report::stats::render_json;
 use jitarena_tools::stats::{collect_in_batches, collect_one_thread};
 use libfuzzer_sys::fuzz_target;
 
