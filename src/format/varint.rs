@@ -79,8 +79,8 @@ pub(crate) fn encoded(value: u64) -> ([u8; MAX_VARINT], usize) {
 /// The one decoding loop: the value at `*at` of `bytes`, a byte at a time, advancing `*at`
 /// past it; also whether it was padded (it ends in a zero byte after others: a longer
 /// encoding than the writer makes). Fails when it runs past `bytes` or past 64 bits. Inlined
-/// into the two slow paths below, one over a slice, one over ten bytes known to be there
-/// (whose bounds checks then fold away).
+/// into the slow paths below: over a slice, over ten bytes known to be there (whose bounds
+/// checks then fold away), and merge's strict reader.
 #[inline(always)]
 fn decode_loop(bytes: &[u8], at: &mut usize) -> Result<(u64, bool), Malformed> {
     let mut value = 0u64;
@@ -207,14 +207,19 @@ pub(crate) fn strict_at(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
             Some(&second) if second < 0x80 && second != 0 => {
                 Some((u64::from(first & 0x7f) | u64::from(second) << 7, at + 2))
             }
-            _ => {
-                let mut end = at;
-                match decode_bytewise(bytes, &mut end) {
-                    Ok((value, false)) => Some((value, end)),
-                    _ => None,
-                }
-            }
+            _ => strict_long(bytes, at),
         },
         None => None,
+    }
+}
+
+/// [`strict_at`] for values of three bytes or more: [`decode_loop`] out of line, its own copy
+/// (the copy path meets such values in most records' kinds).
+#[inline(never)]
+fn strict_long(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+    let mut end = at;
+    match decode_loop(bytes, &mut end) {
+        Ok((value, false)) => Some((value, end)),
+        _ => None,
     }
 }
