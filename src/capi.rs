@@ -9,8 +9,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
 use crate::arena::check_page_size;
-use crate::arena::raw::{ArenaSetup, Pager, RawArena};
-use crate::arena::registry::{self, Owner};
+use crate::arena_core::raw::{ArenaSetup, Pager, RawArena};
+use crate::arena_core::registry::{self, Owner};
 use crate::counters::Schema;
 use crate::error::{last_error_message, set_last_error, Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};

@@ -19,10 +19,10 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// The locks held from the fork handler `prepare` to `parent` or `child`.
 struct Held {
-    _schemas: std::sync::MutexGuard<'static, Vec<crate::Shared<crate::counters::Schema>>>,
+    _schemas: std::sync::MutexGuard<'static, Vec<crate::shared::Shared<crate::counters::Schema>>>,
     _state: crate::recorder::Held,
-    _arenas: [std::sync::MutexGuard<'static, crate::arena::registry::Set>;
-        crate::arena::registry::SHARDS],
+    _arenas: [std::sync::MutexGuard<'static, crate::arena_core::registry::Set>;
+        crate::arena_core::registry::SHARDS],
 }
 
 /// The forking thread's locks during a fork: set by `prepare` once it holds every lock, taken
@@ -75,7 +75,7 @@ extern "C" fn prepare() {
     let held = Held {
         _schemas: crate::counters::lock_schema_cache(),
         _state: crate::recorder::lock_all(),
-        _arenas: crate::arena::registry::lock_all(),
+        _arenas: crate::arena_core::registry::lock_all(),
     };
     // SAFETY: this thread holds every lock (just taken), so no other thread touches the slot
     // until they are released, from the slot, by this thread's `parent` or `child`.

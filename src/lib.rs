@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod arena;
+mod arena_core;
 mod capi;
 pub mod counters;
 pub mod error;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::arena::raw::RawArena;
+use crate::arena_core::raw::RawArena;
 use crate::counters::MethodCounts;
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};

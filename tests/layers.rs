@@ -34,11 +34,12 @@ const LIBRARY: &[(&str, &[&str])] = &[
     (
         "arena core",
         &[
-            "arena/slots.rs",
-            "arena/kinds.rs",
-            "arena/by_phase.rs",
-            "arena/registry.rs",
-            "arena/raw.rs",
+            "arena_core/mod.rs",
+            "arena_core/slots.rs",
+            "arena_core/kinds.rs",
+            "arena_core/by_phase.rs",
+            "arena_core/registry.rs",
+            "arena_core/raw.rs",
         ],
     ),
     ("recorder", &["recorder.rs"]),

@@ -23,15 +23,11 @@
 //! # Ok::<(), jitarena::Error>(())
 //! ```
 
-pub(crate) mod by_phase;
-pub(crate) mod kinds;
-pub(crate) mod raw;
-pub(crate) mod registry;
-pub(crate) mod slots;
-
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
+use crate::arena_core::kinds::PACKED_ONE;
+use crate::arena_core::raw::{ArenaSetup, Pager, RawArena, ALIGN};
 use crate::counters::{Counters, Schema};
 use crate::error::{Error, ErrorCode};
 use crate::message::message;
@@ -39,8 +35,6 @@ use crate::shared::Shared;
 use crate::sys::{
     JITARENA_DEFAULT_PAGE_SIZE, JITARENA_MAX_KINDS, JITARENA_MAX_PAGE_SIZE, JITARENA_MIN_PAGE_SIZE,
 };
-use kinds::PACKED_ONE;
-use raw::{ArenaSetup, Pager, RawArena, ALIGN};
 
 /// An allocation kind: an index into the configured kind names. Kinds at or above the
 /// number of names are counted in the invalid-kind bucket.
@@ -323,7 +317,7 @@ impl Arena {
 
     /// Ends a method: folds the counters into the process-wide aggregate and appends a record to
     /// the stats log if one is open (see [`crate::process`]). Reset the arena afterwards.
-    pub fn method_done(&mut self, method: crate::MethodRef<'_>) -> Result<(), Error> {
+    pub fn method_done(&mut self, method: crate::process::MethodRef<'_>) -> Result<(), Error> {
         crate::recorder::method_done(self.raw_mut(), method)
     }
 

@@ -51,7 +51,7 @@ pub(crate) enum Pager {
     },
 }
 
-/// A checked arena configuration (from `jitarena_config` or from [`crate::Config`]).
+/// A checked arena configuration (from `jitarena_config` or from the Rust API's `Config`).
 #[derive(Clone)]
 pub(crate) struct ArenaSetup {
     pub schema: Shared<Schema>,
