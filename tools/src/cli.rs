@@ -207,7 +207,8 @@ struct MemdiffArgs {
     allow_failing_compiles: bool,
     /// Accept contexts seen more than once on a side (by default they make the check
     /// INCOMPLETE): the k-th record of a context is compared with the k-th of the other
-    /// side, and extra records on one side are left out, never counted as missing.
+    /// side, and extra records on one side are left out, never counted as missing (a CSV's
+    /// row holds both sides: every row is compared).
     #[arg(long)]
     allow_duplicates: bool,
 }
@@ -729,6 +730,7 @@ fn csv_report(
         diffs.push((name, diff::diff_csv(csv, &columns, options)?));
     }
     let report = Report::new(diffs, Vec::new(), options, rules);
+    report.check_sums()?;
     Ok(if a.csv.len() == 1 {
         report.unnamed()
     } else {

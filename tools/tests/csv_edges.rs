@@ -255,3 +255,119 @@ A,1,2
         );
     }
 }
+
+#[test]
+fn a_quote_never_closed_is_an_error_not_a_cell_swallowing_the_rest() {
+    // The name is the last column: with the quote left open, rows 3 and 4 (each growing a
+    // thousandfold) would be read as part of row 2's name, and the file would pass.
+    let err = error_of(
+        "unclosed.csv",
+        "Base bytes,Diff bytes,Method\n100,100,\"A unbalanced\n1000,1000000,B\n1000,1000000,C\n",
+    );
+    assert!(err.contains("unclosed.csv:2: a quote opens here"), "{err}");
+}
+
+#[test]
+fn a_row_longer_than_the_header_is_an_error_unless_its_extra_cells_are_empty() {
+    // An unquoted thousands separator: `90,000` would be read as 90 and `000` left over.
+    let err = error_of(
+        "long-row.csv",
+        "Method,Base bytes,Diff bytes\nA,100,100\nB,100,90,000\n",
+    );
+    assert!(
+        err.contains("long-row.csv:3: the row has 4 cells, the header 3"),
+        "{err}"
+    );
+    // A trailing comma is no cell.
+    let path = write(
+        "trailing-comma.csv",
+        b"Method,Base bytes,Diff bytes\nA,100,150,\nB,7,7,,\n",
+    );
+    assert_eq!(totals(&diff_of(&path).unwrap()), ((107, 157), (2, 0, 0)));
+}
+
+#[test]
+fn a_column_the_reading_uses_given_twice_is_an_error() {
+    for (name, header) in [
+        ("twice-base.csv", "Method,Base bytes,Diff bytes,Base bytes"),
+        ("twice-folded.csv", "base_bytes,Diff bytes,BaseBytes"),
+        ("twice-context.csv", "Context,Base bytes,Diff bytes,context"),
+    ] {
+        let err = error_of(name, &format!("{header}\n1,1,1,1\n"));
+        assert!(
+            err.contains(&format!("{name}:1: two columns named")),
+            "{err}"
+        );
+    }
+    // Columns the reading does not use may repeat.
+    let path = write(
+        "twice-unused.csv",
+        b"Note,Base bytes,Diff bytes,Note\nx,1,2,y\n",
+    );
+    assert_eq!(totals(&diff_of(&path).unwrap()), ((1, 2), (1, 0, 0)));
+}
+
+#[test]
+fn byte_cells_are_read_exactly_or_refused() {
+    let value = |name: &str, cell: &str| {
+        let path = write(
+            name,
+            format!("Base bytes,Diff bytes\n{cell},0\n").as_bytes(),
+        );
+        diff_of(&path).map(|d| totals(&d).0 .0)
+    };
+    for (cell, bytes) in [
+        ("\"1,234,567\"", 1_234_567),
+        ("1_000", 1_000),
+        ("\"999\"", 999),
+        ("12.5", 13),
+        ("12.4999999999999999999", 12),
+        ("0.4999999999999999999", 0),
+        (".5", 1),
+        ("9007199254740993.0", 9_007_199_254_740_993),
+        ("18446744073709551615.0", u64::MAX),
+        ("\"18,446,744,073,709,551,615\"", u64::MAX),
+    ] {
+        assert_eq!(value("exact.csv", cell).ok(), Some(bytes), "{cell}");
+    }
+    for cell in [
+        "\"1,0,0\"",
+        "\"5,\"",
+        "\",5\"",
+        "_5",
+        "\"1234,5\"",
+        "\"1,234_567\"",
+        "18446744073709551615.5",
+        "+5",
+        ".",
+        "1.2.3",
+        "1.x",
+    ] {
+        let err = value("refused.csv", cell)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("refused.csv:2: the Base bytes column holds"),
+            "{cell}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_context_that_is_not_a_context_number_is_an_error() {
+    for (name, context) in [
+        ("ctx-word.csv", "abc"),
+        ("ctx-negative.csv", "-1"),
+        ("ctx-empty.csv", ""),
+    ] {
+        let err = error_of(
+            name,
+            &format!("Context,Base bytes,Diff bytes\n1,5,5\n{context},1,1\n"),
+        );
+        assert!(
+            err.contains(&format!("{name}:3: the context column holds")),
+            "{err}"
+        );
+    }
+}

@@ -125,3 +125,27 @@ fn the_worst_platform_decides_and_is_named_first() {
         "{err}"
     );
 }
+
+#[test]
+fn a_report_whose_status_and_exit_code_disagree_is_refused() {
+    let json = platform_report("tampered", 3, 0.0);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for (name, status, exit_code) in [
+        ("incomplete-0", "INCOMPLETE", 0),
+        ("pass-1", "PASS", 1),
+        ("unknown", "WHAT", 1),
+    ] {
+        let mut doc = doc.clone();
+        doc["verdict"]["status"] = status.into();
+        doc["verdict"]["exit_code"] = exit_code.into();
+        let path = tmp(&format!("{name}.json"));
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let (code, out, err) = cli(&["summarize", "--platform", "p", s(&path)]);
+        assert_eq!(code, 2, "{name}: {out}{err}");
+        assert!(
+            err.contains("not a memdiff JSON report (verdict."),
+            "{name}: {err}"
+        );
+    }
+}

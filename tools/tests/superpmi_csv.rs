@@ -310,3 +310,109 @@ fn another_metric_and_named_columns_are_read_and_bad_results_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_context_missed_on_one_side_and_failing_on_the_other_is_counted_on_each_side() {
+    let dir = tmp("miss-error");
+    let mut rows = contexts(100, 4, 0.0);
+    rows[0].base = (R::Miss, 0);
+    rows[0].diff = (R::Error, 0);
+    rows[1].base = (R::Error, 0);
+    rows[1].diff = (R::Miss, 0);
+    let file = details_file(&dir, "aspnet.run.windows.x64.checked.mch", &rows);
+    let (json, md) = (dir.join("m.json"), dir.join("m.md"));
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--csv",
+        s(&file),
+        "--json",
+        s(&json),
+        "--md",
+        s(&md),
+    ]);
+    // Nothing was measured on either side of those two: no failing compile the change
+    // brought, no one-sided miss.
+    assert_eq!(code, 0, "{out}{err}");
+    let doc = json_of(&json);
+    let cov = &doc["collections"][0]["diff"]["coverage"];
+    assert_eq!(
+        (cov["failing_base"].as_u64(), cov["failing_diff"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(cov["failing_diff_only"], 0);
+    assert_eq!(cov["failing_base_only"], 0);
+    assert_eq!(cov["missed_base_failing_diff"], 1);
+    assert_eq!(cov["missed_diff_failing_base"], 1);
+    let md = std::fs::read_to_string(&md).unwrap();
+    // Each side's misses as the file has them: one Miss on each side.
+    assert!(
+        md.contains("MISSED contexts: base: 1 (1.00%), diff: 1 (1.00%)"),
+        "{md}"
+    );
+    assert!(md.contains("FAILING compiles: base: 1, diff: 1"), "{md}");
+    assert!(md.contains("Diffs are based on 98 contexts"), "{md}");
+    // A PASS over a CSV says nothing of kinds, which a CSV does not have.
+    let head: String = md.lines().take(4).collect();
+    assert!(head.contains("**PASS**"), "{md}");
+    assert!(!head.contains("kind"), "{head}");
+}
+
+#[test]
+fn a_context_given_twice_is_a_duplicate_and_each_of_its_rows_is_compared() {
+    let dir = tmp("dup-rows");
+    let mut rows = contexts(50, 5, 0.0);
+    let mut again = contexts(1, 5, 0.0).remove(0);
+    again.context = rows[0].context;
+    again.diff = (R::Success, again.base.1 + 8000);
+    let base_sum: u64 = rows.iter().map(|r| r.base.1).sum::<u64>() + again.base.1;
+    let diff_sum: u64 = rows.iter().map(|r| r.diff.1).sum::<u64>() + again.diff.1;
+    rows.push(again);
+    let file = details_file(&dir, "dup.mch", &rows);
+    let json = dir.join("dup.json");
+    let (code, out, err) = cli(&["memdiff", "--csv", s(&file), "--json", s(&json), "-q"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let doc = json_of(&json);
+    assert_eq!(doc["verdict"]["failures"][0]["rule"], "duplicates");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--csv",
+        s(&file),
+        "--json",
+        s(&json),
+        "--allow-duplicates",
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let doc = json_of(&json);
+    let overall = &doc["collections"][0]["diff"]["groups"][0];
+    assert_eq!(overall["methods"], 51);
+    assert_eq!(overall["base"]["bytes"], base_sum);
+    assert_eq!(overall["diff"]["bytes"], diff_sum);
+    assert_eq!(doc["collections"][0]["diff"]["coverage"]["only_base"], 0);
+}
+
+#[test]
+fn sums_past_2_to_the_64_over_collections_and_huge_falls_are_handled() {
+    let dir = tmp("huge");
+    let one = |name: &str, base: u64, diff: u64| {
+        let mut rows = contexts(1, 6, 0.0);
+        rows[0].base = (R::Success, base);
+        rows[0].diff = (R::Success, diff);
+        details_file(&dir, name, &rows)
+    };
+    // Each file fits; together they pass 2^64.
+    let (a, b) = (
+        one("a.mch", 10_000_000_000_000_000_000, 1),
+        one("b.mch", 10_000_000_000_000_000_000, 1),
+    );
+    let (code, out, err) = cli(&["memdiff", "--csv", s(&a), "--csv", s(&b), "-q"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("add up past 2^64"), "{err}");
+    // A method that falls by more than 2^63 bytes: a report, not a crash.
+    let json = dir.join("fall.json");
+    let (code, out, err) = cli(&["memdiff", "--csv", s(&a), "--json", s(&json), "-q"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let doc = json_of(&json);
+    let fall = &doc["collections"][0]["diff"]["methods"]["shrinkage"][0]["delta"];
+    assert!(fall.as_f64().is_some_and(|d| d < -9.0e18), "{fall}");
+}

@@ -118,6 +118,18 @@ impl Status {
         }
     }
 
+    /// The status a label names (as a JSON report writes it), if any.
+    pub fn from_label(label: &str) -> Option<Status> {
+        [
+            Status::Pass,
+            Status::Fail,
+            Status::Incomplete,
+            Status::IncompleteAndFail,
+        ]
+        .into_iter()
+        .find(|s| s.label() == label)
+    }
+
     /// The exit code of `jitarena memdiff`: 0 to pass, 1 otherwise.
     pub fn exit_code(self) -> u8 {
         u8::from(self != Status::Pass)
@@ -406,7 +418,7 @@ impl Report {
         if wide.iter().any(|&v| v > u128::from(u64::MAX)) {
             return Err(Error::new(
                 ErrorCode::Io,
-                "the collections' byte counts add up past 2^64, which no set of compilations can reach: a log is damaged",
+                "the collections' byte counts add up past 2^64, which no set of compilations can reach: an input (a log or a CSV file) is damaged",
             ));
         }
         Ok(())
@@ -675,7 +687,8 @@ fn passing_rule(collections: &[CollectionDiff]) -> String {
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
     let t = collections.first().map(|c| &c.diff.verdict.thresholds);
     let limit = t.map_or(0.0, |t| t.fail_above);
-    let kinds = if t.is_some_and(|t| t.kind_fail_above.is_some()) {
+    let with_kinds = collections.iter().all(|c| c.diff.has_kinds);
+    let kinds = if with_kinds && t.is_some_and(|t| t.kind_fail_above.is_some()) {
         "; every kind within its limit"
     } else {
         ""

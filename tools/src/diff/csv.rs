@@ -145,6 +145,37 @@ fn find_columns(
             .iter()
             .find_map(|n| folded_header.iter().position(|h| *h == folded(n)))
     };
+    // A name the reading depends on, given twice: which one holds the figures is a guess.
+    let names: [&str; 11] = [
+        &columns.base,
+        &columns.diff,
+        "Base result",
+        "Diff result",
+        "MinOpts",
+        "Context",
+        "context number",
+        "Method full name",
+        "Tier name",
+        "TieringName",
+        "tier",
+    ];
+    for name in names {
+        let at: Vec<usize> = (0..folded_header.len())
+            .filter(|&i| folded_header[i] == folded(name))
+            .collect();
+        if let [first, second, ..] = at[..] {
+            return Err(src.bad(
+                line,
+                format!(
+                    "two columns named {name:?} ({:?} and {:?}, columns {} and {}; names compared without case, spaces or underscores): which one to read is a guess",
+                    header.get(first).unwrap_or(""),
+                    header.get(second).unwrap_or(""),
+                    first + 1,
+                    second + 1
+                ),
+            ));
+        }
+    }
     let missing = |name: &str| {
         let mut what = format!(
             "no column {name:?} (columns: {})",
@@ -208,7 +239,22 @@ fn read_row(src: &Source, c: &Columns, row: &::csv::StringRecord, n: u64) -> Res
             .name
             .map(|i| cell(i).to_string())
             .filter(|s| !s.is_empty()),
-        context: c.context.and_then(|i| cell(i).parse().ok()).unwrap_or(-1),
+        context: match c.context {
+            None => -1,
+            Some(i) => cell(i)
+                .parse::<i64>()
+                .ok()
+                .filter(|&v| v >= 0)
+                .ok_or_else(|| {
+                    src.bad(
+                        n,
+                        format!(
+                            "the context column holds {:?}, not a context number (0 to 2^63 - 1)",
+                            cell(i)
+                        ),
+                    )
+                })?,
+        },
         tier: c
             .tier
             .map(|i| cell(i).to_string())
@@ -237,7 +283,7 @@ fn read_row(src: &Source, c: &Columns, row: &::csv::StringRecord, n: u64) -> Res
         }
     };
     let number = |i: usize, name: &str, outcome: Compile| -> Result<Option<u64>, Error> {
-        let v = cell(i).replace([',', '_'], "");
+        let v = cell(i);
         if outcome != Compile::Success {
             return Ok(None); // a compile that did not finish measured nothing
         }
@@ -250,7 +296,7 @@ fn read_row(src: &Source, c: &Columns, row: &::csv::StringRecord, n: u64) -> Res
                 None => Ok(None), // no result column: the method is on the other side only
             };
         }
-        parse_bytes(&v).map(Some).ok_or_else(|| {
+        parse_bytes(v).map(Some).ok_or_else(|| {
             src.bad(
                 n,
                 format!(
@@ -285,9 +331,12 @@ impl Gathered {
     /// Adds one row; `n` is its line, for messages.
     fn add(&mut self, src: &Source, row: Row, n: u64, options: &DiffOptions) -> Result<(), Error> {
         let cov = &mut self.t.coverage;
+        cov.csv_rows += 1;
         if row.info.context >= 0 && !self.seen.insert(row.info.context) {
-            // A context given twice (a details file concatenated twice, say): not compared
-            // twice, never a missing method.
+            // A context given twice (a details file concatenated twice, a replay retried):
+            // a duplicate, never a missing method. Each row holds both JITs' compiles of one
+            // replay, so it is compared as any other; the duplicate makes the check INCOMPLETE
+            // unless --allow-duplicates.
             cov.duplicates_base += 1;
             cov.duplicates_diff += 1;
             if cov.duplicate_examples.len() < options.top {
@@ -297,7 +346,6 @@ impl Gathered {
                     files: vec![src.path.display().to_string()],
                 });
             }
-            return Ok(());
         }
         let sum = |total: &mut u64, v: u64, what: &str| {
             *total = total.checked_add(v).ok_or_else(|| {
@@ -335,7 +383,7 @@ impl Gathered {
                 t.matched.push(true);
                 self.infos.push(row.info);
             }
-            ((_, b), (Failed, _)) if !matches!(row.base.0, Failed) => {
+            ((Success, b), (Failed, _)) => {
                 cov.failing_diff += 1;
                 cov.failing_diff_only += 1;
                 keep_largest(
@@ -345,7 +393,7 @@ impl Gathered {
                     &row.info,
                 );
             }
-            ((Failed, _), (_, d)) if !matches!(row.diff.0, Failed) => {
+            ((Failed, _), (Success, d)) => {
                 cov.failing_base += 1;
                 cov.failing_base_only += 1;
                 keep_largest(
@@ -358,6 +406,16 @@ impl Gathered {
             ((Failed, _), (Failed, _)) => {
                 cov.failing_base += 1;
                 cov.failing_diff += 1;
+            }
+            // Missed on one side, failed on the other: nothing measured on either side. Each
+            // side's count says what happened on it, as superpmi.py counts them.
+            ((Miss, _), (Failed, _)) => {
+                cov.failing_diff += 1;
+                cov.missed_base_failing_diff += 1;
+            }
+            ((Failed, _), (Miss, _)) => {
+                cov.failing_base += 1;
+                cov.missed_diff_failing_base += 1;
             }
             ((Miss, _), (Miss, _)) => cov.missed_both += 1,
             ((_, Some(x)), (_, None)) => {
@@ -392,11 +450,18 @@ pub fn diff_csv(
         seen: std::cell::Cell::new((0, 1)),
     };
     // The `csv` crate: RFC 4180 quoting (a quoted cell may hold commas, quotes and newlines),
-    // a UTF-8 byte order mark skipped, rows of any length, cells trimmed.
+    // a UTF-8 byte order mark skipped, cells trimmed. A row may be shorter than the header
+    // (its missing cells are empty) but not longer, unless its extra cells are empty.
     let mut reader = ::csv::ReaderBuilder::new()
         .flexible(true)
         .trim(::csv::Trim::All)
         .from_reader(text.as_slice());
+    if let Some(line) = unclosed_quote(&text) {
+        return Err(src.bad(
+            line,
+            "a quote opens here (quotes pair up in order: the mistake may be an earlier one) and is never closed, so every row after it would be read as one cell",
+        ));
+    }
     let header = reader.headers().map_err(|e| src.csv_error(e))?.clone();
     if header.iter().all(str::is_empty) {
         return Err(src.bad(1, "the file is empty: expected a CSV header"));
@@ -412,6 +477,16 @@ pub fn diff_csv(
         }
         // The line the row starts on (a quoted newline makes a row span lines).
         let n = row.position().map_or(0, |p| src.line_at(p.byte()));
+        if row.iter().skip(header.len()).any(|c| !c.is_empty()) {
+            return Err(src.bad(
+                n,
+                format!(
+                    "the row has {} cells, the header {}: its cells would be read under the wrong columns (a number with a thousands separator needs quotes)",
+                    row.len(),
+                    header.len()
+                ),
+            ));
+        }
         let read = read_row(&src, &cols, &row, n)?;
         g.add(&src, read, n, options)?;
     }
@@ -424,21 +499,76 @@ pub fn diff_csv(
     Ok(out)
 }
 
-/// A cell as a number of bytes: a whole number from 0 to `u64::MAX` exactly, or a decimal
-/// (rounded) below 2^64; `None` for anything else, never a number clamped into range.
+/// A cell as a number of bytes, read exactly: a whole number from 0 to `u64::MAX`, plain or
+/// with thousands separators in groups of three (`1,234,567` or `1_234_567`); a decimal, rounded
+/// half up (`12.5` is 13); or a number with an exponent (`1e19`), read through a double. `None`
+/// for anything else (a separator out of place, a decimal comma, a sign, a value past
+/// `u64::MAX`), never a number clamped into range.
 fn parse_bytes(v: &str) -> Option<u64> {
-    if v.starts_with('-') {
-        return None; // not even `-0.4`, which rounds to zero
+    if v.contains(['e', 'E']) {
+        const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+        let x = v.parse::<f64>().ok()?.round();
+        let fits = !v.starts_with('-') && (0.0..TWO_TO_64).contains(&x);
+        return fits.then_some(x as u64);
     }
-    if let Ok(n) = v.parse::<u64>() {
-        return Some(n);
+    let (whole, fraction) = match v.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (v, None),
+    };
+    let digits = ungrouped(whole)?;
+    let mut n: u64 = match (digits.is_empty(), fraction) {
+        (true, None) | (true, Some("")) => return None,
+        (true, Some(_)) => 0,
+        (false, _) => digits.parse().ok()?,
+    };
+    if let Some(fraction) = fraction {
+        if !fraction.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        if fraction.as_bytes().first().is_some_and(|&d| d >= b'5') {
+            n = n.checked_add(1)?;
+        }
     }
-    const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
-    v.parse::<f64>()
-        .ok()
-        .map(f64::round)
-        .filter(|x| x.is_finite() && *x >= 0.0 && *x < TWO_TO_64)
-        .map(|x| x as u64)
+    Some(n)
+}
+
+/// The digits of a whole number written with or without thousands separators (`,` or `_`, one
+/// kind, between groups of three digits after a first group of one to three); `None` when it
+/// holds anything else or a separator out of place.
+fn ungrouped(whole: &str) -> Option<String> {
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let Some(sep) = whole.chars().find(|c| matches!(c, ',' | '_')) else {
+        return all_digits(whole).then(|| whole.to_string());
+    };
+    let mut groups = whole.split(sep);
+    let first = groups.next().unwrap_or("");
+    if !(1..=3).contains(&first.len()) || !all_digits(first) {
+        return None;
+    }
+    let mut digits = first.to_string();
+    for group in groups {
+        if group.len() != 3 || !all_digits(group) {
+            return None;
+        }
+        digits.push_str(group);
+    }
+    Some(digits)
+}
+
+/// Where a quote that is never closed opens, as a line number: RFC 4180 quotes come in pairs
+/// (a quoted cell's two, and `""` inside it), so an odd count means a cell whose quote runs to
+/// the end of the file, which the `csv` crate would read as one cell holding every row after
+/// it.
+fn unclosed_quote(text: &[u8]) -> Option<u64> {
+    let mut open = None;
+    for (at, _) in text.iter().enumerate().filter(|(_, &b)| b == b'"') {
+        open = match open {
+            None => Some(at),
+            Some(_) => None,
+        };
+    }
+    let at = open?;
+    Some(1 + text[..at].iter().filter(|&&b| b == b'\n').count() as u64)
 }
 
 #[cfg(test)]

@@ -264,7 +264,7 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
     let rule = if regression {
         rule_of(diff, &failures, floor)
     } else {
-        passing_rule(t, total, worst_kind, floor)
+        passing_rule(t, total, worst_kind, floor, !diff.kinds.is_empty())
     };
     Verdict {
         regression,
@@ -298,19 +298,21 @@ fn rule_of(diff: &MemDiff, failures: &[Failure], floor: u64) -> String {
     parts.join("; ")
 }
 
-/// Why a diff passed: its total and its largest kind growth beside their limits.
+/// Why a diff passed: its total and its largest kind growth beside their limits (no word of
+/// kinds when its inputs have none: a CSV).
 fn passing_rule(
     t: &Thresholds,
     total: Option<f64>,
     worst_kind: Option<(&Delta, f64)>,
     floor: u64,
+    has_kinds: bool,
 ) -> String {
     let mut parts = vec![format!(
         "total {} (limit +{}%)",
         beside(total, t.fail_above).replace("new", "+0.00%"),
         t.fail_above
     )];
-    if let Some(limit) = t.kind_fail_above {
+    if let Some(limit) = t.kind_fail_above.filter(|_| has_kinds) {
         parts.push(match worst_kind {
             Some((k, p)) => format!(
                 "largest kind growth {} {} (limit +{limit}% for kinds of at least {} bytes)",
@@ -341,7 +343,7 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<Failure> {
     let mut out = Vec::new();
     if c.matched == 0 {
         let sentence = format!(
-            "no method matched (base {} methods, diff {}): the logs do not come from the same methods",
+            "no method matched (base {} methods, diff {}): the inputs do not come from the same methods",
             thousands(c.base_methods()),
             thousands(c.diff_methods())
         );

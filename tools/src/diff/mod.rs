@@ -226,6 +226,15 @@ pub struct Coverage {
     /// Contexts missed on both sides (SuperPMI's `Miss`: the collection lacks data the
     /// compile asked for): reported, never held against `--max-missed`.
     pub missed_both: u64,
+    /// Contexts the base missed (`Miss`) whose diff compile failed (`Error`): nothing was
+    /// measured on either side. Counted in [`Coverage::failing_diff`] and among the base's
+    /// missed contexts; never held against `--max-missed`, never a failing compile the change
+    /// brought (the base's compile is unknown).
+    pub missed_base_failing_diff: u64,
+    /// Contexts the diff missed whose base compile failed.
+    pub missed_diff_failing_base: u64,
+    /// The rows of a CSV file, each one context (0 for logs).
+    pub csv_rows: u64,
     /// Records of the base beyond the first of their context (a shard given twice, a
     /// context compiled twice): never counted as missing on the other side.
     pub duplicates_base: u64,
@@ -257,14 +266,34 @@ impl Coverage {
         self.matched + self.only_diff
     }
 
-    /// Contexts the base missed (in the diff only, or missed on both sides).
+    /// Contexts the base missed (in the diff only, missed on both sides, or missed by the
+    /// base where the diff failed).
     pub fn missed_by_base(&self) -> u64 {
-        self.only_diff + self.missed_both
+        self.only_diff + self.missed_both + self.missed_base_failing_diff
     }
 
     /// Contexts the diff missed.
     pub fn missed_by_diff(&self) -> u64 {
-        self.only_base + self.missed_both
+        self.only_base + self.missed_both + self.missed_diff_failing_base
+    }
+
+    /// The whole that the base's missed contexts are a share of: every context of a CSV
+    /// file (as `superpmi.py` counts its MISSED contexts), else the diff's methods.
+    pub fn diff_contexts(&self) -> u64 {
+        if self.csv_rows > 0 {
+            self.csv_rows
+        } else {
+            self.diff_methods()
+        }
+    }
+
+    /// The whole that the diff's missed contexts are a share of.
+    pub fn base_contexts(&self) -> u64 {
+        if self.csv_rows > 0 {
+            self.csv_rows
+        } else {
+            self.base_methods()
+        }
     }
 }
 

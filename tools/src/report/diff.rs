@@ -127,14 +127,18 @@ pub(crate) fn render_text_body(d: &MemDiff) -> String {
 /// left out.
 fn header_text(o: &mut String, d: &MemDiff) {
     let c = &d.coverage;
-    let _ = writeln!(
-        o,
-        "jitarena memdiff: base {} log{}, diff {} log{}",
-        c.base_files,
-        plural(c.base_files),
-        c.diff_files,
-        plural(c.diff_files)
-    );
+    if d.has_kinds {
+        let _ = writeln!(
+            o,
+            "jitarena memdiff: base {} log{}, diff {} log{}",
+            c.base_files,
+            plural(c.base_files),
+            c.diff_files,
+            plural(c.diff_files)
+        );
+    } else {
+        let _ = writeln!(o, "jitarena memdiff: a CSV file's base and diff columns");
+    }
     let _ = writeln!(o, "Coverage: {}", coverage_line(d));
     if !d.ignored_kinds.is_empty() {
         let _ = writeln!(
@@ -652,9 +656,14 @@ pub(crate) fn delta_details(o: &mut String, title: &str, what: &str, rows: &[Del
 }
 
 /// A PDIFF in red (more memory) or green (less), as the replay tool's summaries show them,
-/// with a red or green mark after it that stays where a host strips the `style` (GitHub).
+/// with a red or green mark after it that stays where a host strips the `style` (GitHub); a
+/// change that rounds to `+0.00%` or `-0.00%` keeps its sign but no color.
 pub(crate) fn colored_pdiff(base: u64, diff: u64) -> String {
-    colored(base, diff, pdiff(base, diff))
+    let text = pdiff(base, diff);
+    if matches!(text.as_str(), "+0.00%" | "-0.00%") {
+        return text; // a change too small to show is neither red nor green
+    }
+    colored(base, diff, text)
 }
 
 /// `text` colored as the change from `base` to `diff` is (see [`colored_pdiff`]).
@@ -726,6 +735,19 @@ fn totals_json(t: &crate::diff::Totals) -> Value {
         "used_bytes": t.used,
         "reserved_bytes": t.reserved,
     })
+}
+
+/// A difference of two byte counts as a JSON number: an integer whenever it fits in 64 bits
+/// (always, but for a fall of more than 2^63 bytes, which only a hostile input gives; that
+/// one is written as a float rather than failing the report).
+fn delta_json(delta: i128) -> Value {
+    if let Ok(v) = i64::try_from(delta) {
+        json!(v)
+    } else if let Ok(v) = u64::try_from(delta) {
+        json!(v)
+    } else {
+        json_f64(delta as f64)
+    }
 }
 
 fn pct_json(base: u64, diff: u64) -> Value {
@@ -806,6 +828,9 @@ fn coverage_json(c: &crate::diff::Coverage) -> Value {
         "failing_base_only": c.failing_base_only,
         "failing_diff_only": c.failing_diff_only,
         "missed_both": c.missed_both,
+        "missed_base_failing_diff": c.missed_base_failing_diff,
+        "missed_diff_failing_base": c.missed_diff_failing_base,
+        "csv_rows": c.csv_rows,
         "duplicates_base": c.duplicates_base,
         "duplicates_diff": c.duplicates_diff,
     })
@@ -819,7 +844,7 @@ fn deltas_json(rows: &[Delta]) -> Vec<Value> {
                 "name": r.name,
                 "base": r.base,
                 "diff": r.diff,
-                "delta": r.delta(),
+                "delta": delta_json(r.delta()),
                 "pct": pct_json(r.base, r.diff),
             })
         })
@@ -832,7 +857,7 @@ fn methods_json(list: &[MethodDelta]) -> Vec<Value> {
     list.iter()
         .map(|m| {
             let (kind, kind_delta) = match &m.top_kind {
-                Some((k, v)) => (json!(k), json!(v)),
+                Some((k, v)) => (json!(k), delta_json(*v)),
                 None => (Value::Null, Value::Null),
             };
             json!({
@@ -841,7 +866,7 @@ fn methods_json(list: &[MethodDelta]) -> Vec<Value> {
                 "tier": m.tier,
                 "base": m.base,
                 "diff": m.diff,
-                "delta": i128::from(m.diff) - i128::from(m.base),
+                "delta": delta_json(i128::from(m.diff) - i128::from(m.base)),
                 "pct": pct_json(m.base, m.diff),
                 "top_kind": kind,
                 "top_kind_delta": kind_delta,
@@ -899,7 +924,7 @@ fn phase_kinds_json(rows: &[PhaseKindDelta]) -> Value {
                 "kind": r.kind,
                 "base": r.base,
                 "diff": r.diff,
-                "delta": r.delta(),
+                "delta": delta_json(r.delta()),
                 "pct": pct_json(r.base, r.diff),
             })
         })

@@ -91,8 +91,8 @@ fn collections_table(o: &mut String, r: &Report) {
             span(g.base.bytes, g.diff.bytes),
             group_pdiff(c, "MinOpts"),
             group_pdiff(c, "FullOpts"),
-            thousands(cov.only_diff),
-            thousands(cov.only_base)
+            thousands(cov.missed_by_base()),
+            thousands(cov.missed_by_diff())
         );
     }
     for s in &r.one_sided {

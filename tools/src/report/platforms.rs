@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::diff::{colored_pdiff, details};
 use super::md_text;
+use crate::diff::Status;
 use crate::text::{shown, thousands};
 use jitarena::error::{Error, ErrorCode};
 
@@ -80,10 +81,26 @@ pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
     }
     let verdict = &doc["verdict"];
     let text_of = |v: &Value, what: &str| v.as_str().map(String::from).ok_or_else(|| bad(what));
+    // A status is one memdiff writes; the exit code is the one that status gives.
+    let status_of = |v: &Value, what: &str| {
+        let label = text_of(v, what)?;
+        Status::from_label(&label).map(|_| label).ok_or_else(|| {
+            bad(&format!(
+                "{what} is {:?}, not PASS, FAIL, INCOMPLETE or INCOMPLETE, FAIL",
+                v.as_str().unwrap_or_default()
+            ))
+        })
+    };
+    let status = status_of(&verdict["status"], "verdict.status")?;
     let exit_code = match verdict["exit_code"].as_u64() {
         Some(c @ 0..=1) => c as u8,
         _ => return Err(bad("verdict.exit_code is not 0 or 1")),
     };
+    if Status::from_label(&status).map(Status::exit_code) != Some(exit_code) {
+        return Err(bad(&format!(
+            "verdict.status {status} with verdict.exit_code {exit_code}: memdiff writes 0 for PASS and 1 otherwise"
+        )));
+    }
     let failures = verdict["failures"]
         .as_array()
         .ok_or_else(|| bad("no verdict.failures"))?
@@ -97,7 +114,7 @@ pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
         .map(|c| {
             Ok(CollectionRow {
                 name: text_of(&c["name"], "a collection without a name")?,
-                status: text_of(&c["status"], "a collection without a status")?,
+                status: status_of(&c["status"], "a collection's status")?,
                 groups: groups_of(&c["diff"]["groups"])
                     .ok_or_else(|| bad("a collection's groups"))?,
             })
@@ -115,7 +132,7 @@ pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
         })
         .collect::<Result<Vec<_>, Error>>()?;
     Ok(PlatformReport {
-        status: text_of(&verdict["status"], "no verdict.status")?,
+        status,
         exit_code,
         headline: text_of(&verdict["headline"], "no verdict.headline")?,
         failures,

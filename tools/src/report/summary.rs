@@ -43,8 +43,8 @@ fn missed_line(r: &Report) -> String {
     let (mut base_side, mut diff_side) = (0, 0);
     for c in &r.collections {
         let cov = &c.diff.coverage;
-        base_side += cov.base_methods() + cov.missed_both;
-        diff_side += cov.diff_methods() + cov.missed_both;
+        base_side += cov.base_contexts();
+        diff_side += cov.diff_contexts();
     }
     format!(
         "MISSED contexts: base: {} ({}), diff: {} ({})",
@@ -508,10 +508,10 @@ fn coverage_table(o: &mut String, r: &Report) {
             "|{}|{}|{} ({})|{} ({})|{}|",
             md_text(&shown(&c.name)),
             thousands(cov.matched),
-            thousands(cov.only_diff),
-            pct(cov.only_diff, cov.diff_methods()),
-            thousands(cov.only_base),
-            pct(cov.only_base, cov.base_methods()),
+            thousands(cov.missed_by_base()),
+            pct(cov.missed_by_base(), cov.diff_contexts()),
+            thousands(cov.missed_by_diff()),
+            pct(cov.missed_by_diff(), cov.base_contexts()),
             cov.truncated.len()
         );
     }
@@ -709,8 +709,8 @@ fn collections_table_text(o: &mut String, r: &Report) {
             thousands(g.base.bytes),
             thousands(g.diff.bytes),
             pdiff(g.base.bytes, g.diff.bytes),
-            thousands(cov.only_diff),
-            thousands(cov.only_base),
+            thousands(cov.missed_by_base()),
+            thousands(cov.missed_by_diff()),
         );
     }
     for s in &r.one_sided {
