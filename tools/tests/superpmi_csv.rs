@@ -99,6 +99,23 @@ fn json_of(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// `memdiff --csv FILE` with its JSON and markdown reports written in `dir`: the exit code,
+/// the JSON document, the markdown, and what the command printed.
+fn memdiff_reports(dir: &Path, file: &Path) -> (i32, serde_json::Value, String, String) {
+    let (json, md) = (dir.join("report.json"), dir.join("report.md"));
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--csv",
+        s(file),
+        "--json",
+        s(&json),
+        "--md",
+        s(&md),
+    ]);
+    let md = std::fs::read_to_string(&md).unwrap();
+    (code, json_of(&json), md, out + &err)
+}
+
 #[test]
 fn a_failing_diff_compile_fails_the_check_and_is_never_a_shrinking_method() {
     let dir = tmp("one");
@@ -112,18 +129,8 @@ fn a_failing_diff_compile_fails_the_check_and_is_never_a_shrinking_method() {
     rows[7].base = (R::Miss, 0);
     rows[7].diff = (R::Miss, 0);
     let file = details_file(&dir, "libraries.pmi.windows.x64.checked.mch", &rows);
-    let (json, md) = (dir.join("one.json"), dir.join("one.md"));
-    let (code, out, err) = cli(&[
-        "memdiff",
-        "--csv",
-        s(&file),
-        "--json",
-        s(&json),
-        "--md",
-        s(&md),
-    ]);
-    assert_eq!(code, 1, "{out}{err}");
-    let doc = json_of(&json);
+    let (code, doc, md, printed) = memdiff_reports(&dir, &file);
+    assert_eq!(code, 1, "{printed}");
     let c = &doc["collections"][0];
     let cov = &c["diff"]["coverage"];
     assert_eq!(cov["failing_diff"], 1);
@@ -170,7 +177,6 @@ fn a_failing_diff_compile_fails_the_check_and_is_never_a_shrinking_method() {
     assert_eq!(failures.len(), 1, "{failures:?}");
     assert_eq!(failures[0]["rule"], "failing_compiles");
     assert_eq!(failures[0]["subject"], "diff");
-    let md = std::fs::read_to_string(&md).unwrap();
     let head: Vec<&str> = md.lines().take(3).collect();
     assert!(
         head[2].starts_with("**INCOMPLETE**: the diff JIT failed to compile 1 context"),
@@ -320,20 +326,10 @@ fn a_context_missed_on_one_side_and_failing_on_the_other_is_counted_on_each_side
     rows[1].base = (R::Error, 0);
     rows[1].diff = (R::Miss, 0);
     let file = details_file(&dir, "aspnet.run.windows.x64.checked.mch", &rows);
-    let (json, md) = (dir.join("m.json"), dir.join("m.md"));
-    let (code, out, err) = cli(&[
-        "memdiff",
-        "--csv",
-        s(&file),
-        "--json",
-        s(&json),
-        "--md",
-        s(&md),
-    ]);
+    let (code, doc, md, printed) = memdiff_reports(&dir, &file);
     // Nothing was measured on either side of those two: no failing compile the change
     // brought, no one-sided miss.
-    assert_eq!(code, 0, "{out}{err}");
-    let doc = json_of(&json);
+    assert_eq!(code, 0, "{printed}");
     let cov = &doc["collections"][0]["diff"]["coverage"];
     assert_eq!(
         (cov["failing_base"].as_u64(), cov["failing_diff"].as_u64()),
@@ -343,7 +339,7 @@ fn a_context_missed_on_one_side_and_failing_on_the_other_is_counted_on_each_side
     assert_eq!(cov["failing_base_only"], 0);
     assert_eq!(cov["missed_base_failing_diff"], 1);
     assert_eq!(cov["missed_diff_failing_base"], 1);
-    let md = std::fs::read_to_string(&md).unwrap();
+
     // Each side's misses as the file has them: one Miss on each side.
     assert!(
         md.contains("MISSED contexts: base: 1 (1.00%), diff: 1 (1.00%)"),
