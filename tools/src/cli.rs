@@ -559,6 +559,14 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
     Ok(result.outcome.status.exit_code())
 }
 
+/// A kind as the .NET JIT spells it (`CMK_LSRA`, in any case) without its prefix.
+fn without_cmk(kind: &str) -> &str {
+    match kind.get(..4) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("CMK_") => &kind[4..],
+        _ => kind,
+    }
+}
+
 /// memdiff's options for comparing a collection: the kinds to ignore, how many methods to
 /// list, the thresholds and the progress bar.
 fn diff_options(a: &MemdiffArgs) -> DiffOptions {
@@ -567,7 +575,7 @@ fn diff_options(a: &MemdiffArgs) -> DiffOptions {
         ignore_kinds: a
             .ignore_kinds
             .iter()
-            .map(|k| k.strip_prefix("CMK_").unwrap_or(k).to_string())
+            .map(|k| without_cmk(k).to_string())
             .collect(),
         top: a.top,
         min_method_bytes: a.min_method_bytes,
@@ -596,6 +604,11 @@ fn check_one_mode(a: &MemdiffArgs) -> Result<(), Error> {
         return Err(usage(
             "memdiff takes one of: BASE DIFF; --base PATH... --diff PATH...; --base-root DIR --diff-root DIR; --collection NAME BASE DIFF...; --csv FILE (see --help)",
         ));
+    }
+    if let Some(k) = a.ignore_kinds.iter().find(|k| without_cmk(k).is_empty()) {
+        return Err(usage(format!(
+            "--ignore-kind {k:?} names no kind: give a kind's name (LSRA or CMK_LSRA)"
+        )));
     }
     Ok(())
 }

@@ -136,6 +136,10 @@ fn a_shard_given_twice_is_reported_as_duplicates_never_as_missing_methods() {
         .collect();
     assert_eq!(files.len(), 2, "{files:?}");
     assert!(files[0].ends_with("shard0-retry.jas") && files[1].ends_with("shard0.jas"));
+    assert_eq!(
+        (example["records"].as_u64(), example["more_files"].as_u64()),
+        (Some(2), Some(0))
+    );
     let failures = doc["verdict"]["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 1, "{failures:?}");
     assert_eq!(failures[0]["rule"], "duplicates");
@@ -370,4 +374,155 @@ fn build_ids_are_shown_and_mixed_builds_on_one_side_are_warned_of() {
     .unwrap();
     let (_, _, err) = cli(&["memdiff", "--base", s(&base), "--diff", s(&diff), "-q"]);
     assert!(err.contains("1 of the base's logs name no build"), "{err}");
+}
+
+/// A log of [`METHODS`] methods of one kind, `bytes` each, named `{prefix}.Method{i}()` and
+/// numbered as contexts from 0.
+fn named_log(name: &str, prefix: &str, bytes: u64) -> PathBuf {
+    let sch = schema(&["ASTNode"], &["Main"]);
+    let records: Vec<_> = (0..METHODS)
+        .map(|i| {
+            (
+                sch.clone(),
+                format!("{prefix}.Method{i}()"),
+                counts(vec![(0, bytes, 1)], vec![(0, bytes)]),
+            )
+        })
+        .collect();
+    written(name, &records, &["FullOpts"])
+}
+
+#[test]
+fn an_ignored_kind_is_left_out_of_every_total_whatever_its_case_and_the_summary_says_so() {
+    let base = base_log("ignore-base.jas");
+    let grown = log_of(
+        "ignore-grown.jas",
+        &["ASTNode", "BasicBlock", "LSRA"],
+        |i| {
+            let n = 1 + i as u64;
+            vec![5_000 * n, 3_000 * n, 2_000 * n * 7]
+        },
+    );
+    for spelling in ["LSRA", "lsra", "Lsra", "CMK_LSRA", "cmk_lsra"] {
+        let md = tmp(&format!("ignore-{spelling}.md"));
+        let (code, out, err) = cli(&[
+            "memdiff",
+            s(&base),
+            s(&grown),
+            "--ignore-kind",
+            spelling,
+            "--md",
+            s(&md),
+            "-q",
+        ]);
+        assert_eq!(code, 0, "{spelling}: {out}{err}");
+        let md = std::fs::read_to_string(&md).unwrap();
+        assert!(md.contains("total +0.00%"), "{spelling}: {md}");
+        assert!(
+            md.contains("IGNORED kinds (--ignore-kind"),
+            "{spelling}: {md}"
+        );
+    }
+    for nothing in ["CMK_", ""] {
+        let (code, _, err) = cli(&["memdiff", s(&base), s(&grown), "--ignore-kind", nothing]);
+        assert_eq!(code, 2, "{nothing:?}: {err}");
+        assert!(err.contains("names no kind"), "{err}");
+    }
+}
+
+#[test]
+fn a_context_in_many_shards_names_a_few_files_and_counts_the_rest() {
+    let dir = tmp("many-shards");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let shard = base_log("many-shard.jas");
+    for k in 0..10 {
+        std::fs::copy(&shard, dir.join(format!("s{k}.jas"))).unwrap();
+    }
+    let (json, md) = (dir.with_extension("json"), dir.with_extension("md"));
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base",
+        s(&dir),
+        "--diff",
+        s(&shard),
+        "--json",
+        s(&json),
+        "--md",
+        s(&md),
+        "-q",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let example = &doc["collections"][0]["duplicates"][0];
+    assert_eq!(example["records"], 10);
+    assert_eq!(example["files"].as_array().unwrap().len(), 3);
+    assert_eq!(example["more_files"], 7);
+    let md = std::fs::read_to_string(&md).unwrap();
+    let headline = md.lines().nth(2).unwrap();
+    assert!(headline.contains("10 records in "), "{headline}");
+    assert!(headline.contains(" and 7 more files)"), "{headline}");
+    assert!(headline.len() < 600, "{headline}");
+}
+
+#[test]
+fn matched_methods_with_other_names_are_warned_of() {
+    let base = named_log("names-base.jas", "Foo", 1_000);
+    let same = named_log("names-same.jas", "Foo", 1_000);
+    let other = named_log("names-other.jas", "Bar", 1_000);
+    let (code, _, err) = cli(&["memdiff", s(&base), s(&same), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("another name"), "{err}");
+    let json = tmp("names.json");
+    let (code, _, err) = cli(&["memdiff", s(&base), s(&other), "--json", s(&json), "-q"]);
+    assert_eq!(code, 0, "a warning, not a verdict: {err}");
+    assert!(
+        err.contains("50 of 50 matched methods have another name in the diff than in the base (the first: context 0)"),
+        "{err}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let warnings = doc["collections"][0]["diff"]["warnings"].to_string();
+    assert!(warnings.contains("another name"), "{warnings}");
+}
+
+#[test]
+fn a_failure_just_above_its_limit_says_so_in_its_fields() {
+    let base = named_log("limit-base.jas", "M", 20_000_000);
+    // 50 methods of 20,000,000 bytes against 49 of 25,000,000 and one of 25,000,001: the
+    // total grows by 25.000001%, which rounds to the limit at 4 decimals.
+    let sch = schema(&["ASTNode"], &["Main"]);
+    let records: Vec<_> = (0..METHODS)
+        .map(|i| {
+            let b = 25_000_000 + u64::from(i == 0);
+            let name = format!("M.Method{i}()");
+            (sch.clone(), name, counts(vec![(0, b, 1)], vec![(0, b)]))
+        })
+        .collect();
+    let diff = written("limit-diff.jas", &records, &["FullOpts"]);
+    let json = tmp("limit.json");
+    let (code, _, err) = cli(&["memdiff", s(&base), s(&diff), "--json", s(&json), "-q"]);
+    assert_eq!(code, 1, "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let failure = &doc["verdict"]["failures"][0];
+    assert_eq!(failure["rule"], "fail_above");
+    let (percent, limit) = (
+        failure["percent"].as_f64().unwrap(),
+        failure["limit"].as_f64().unwrap(),
+    );
+    assert!(percent > limit, "{failure}");
+}
+
+#[test]
+fn an_empty_shard_is_not_a_build_of_other_kinds() {
+    let dir = tmp("empty-shard");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(base_log("empty-shard-good.jas"), dir.join("a.jas")).unwrap();
+    std::fs::write(dir.join("b.jas"), b"").unwrap();
+    let base = base_log("empty-shard-base.jas");
+    let (_, _, err) = cli(&["memdiff", "--base", s(&base), "--diff", s(&dir), "-q"]);
+    assert!(!err.contains("do not hold the same kinds"), "{err}");
 }

@@ -340,11 +340,12 @@ impl Gathered {
             cov.duplicates_base += 1;
             cov.duplicates_diff += 1;
             if cov.duplicate_examples.len() < options.top {
-                cov.duplicate_examples.push(Duplicate {
-                    side: "base and diff",
-                    context: row.info.context,
-                    files: vec![src.path.display().to_string()],
-                });
+                let file = src.path.display().to_string();
+                cov.duplicate_examples.push(Duplicate::new(
+                    "base and diff",
+                    row.info.context,
+                    &[file.clone(), file],
+                ));
             }
         }
         let sum = |total: &mut u64, v: u64, what: &str| {

@@ -433,8 +433,11 @@ fn duplicates(c: &super::Coverage, out: &mut Vec<Failure>) {
             .iter()
             .find(|d| d.side.contains(side))
             .map_or(String::new(), |d| {
-                let files: Vec<String> = d.files.iter().map(|f| shown(f).into_owned()).collect();
-                format!(" (context {} in {})", d.context, files.join(", "))
+                format!(
+                    " (context {}: {})",
+                    d.context,
+                    d.place(|f| shown(f).into_owned())
+                )
             });
         let sentence = format!(
             "the {side} holds {} record{} of contexts it already has{example}: shards given twice, or a context recorded twice; --allow-duplicates compares the k-th record of a context with the k-th of the other side",

@@ -77,9 +77,12 @@ fn kind_lists_warning(side: &str, marks: &[FileMarks]) -> Option<String> {
         lists.dedup();
         lists
     }
-    let first = marks.first()?;
+    // A file with no schema (empty, or cut short before its first record) holds no kind list
+    // to compare: it is warned of as cut short.
+    let mut with_kinds = marks.iter().filter(|f| !f.dictionary.schemas().is_empty());
+    let first = with_kinds.next()?;
     let theirs = lists_of(first);
-    let other = marks.iter().skip(1).find(|f| lists_of(f) != theirs)?;
+    let other = with_kinds.find(|f| lists_of(f) != theirs)?;
     let kinds = |lists: Vec<&[String]>| -> Vec<String> {
         let mut all: Vec<String> = lists.into_iter().flatten().cloned().collect();
         all.sort_unstable();

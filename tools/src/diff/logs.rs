@@ -20,6 +20,7 @@ use super::{identity, repeats};
 use super::{keep_largest, tier_group, DiffOptions, MemDiff};
 use crate::inputs::expand_inputs;
 use crate::progress::Progress;
+use crate::text::thousands;
 use jitarena::error::Error;
 use jitarena::format::io_error;
 use jitarena::log::{LogReader, MethodCounts, MethodInfo, MethodRecord};
@@ -334,7 +335,7 @@ pub fn diff_logs(
     t.check_overflow(&diff_files)?;
     t.coverage.base_files = base_files.len();
     t.coverage.diff_files = diff_files.len();
-    let (warnings, builds) = identities(&base_side, &diff_side, &marks);
+    let (mut warnings, builds) = identities(&base_side, &diff_side, &marks);
     take_sums(&mut t, &mut base_side, &mut diff_side);
     let repeats = [
         repeats::repeats(&base_side.keys),
@@ -351,6 +352,8 @@ pub fn diff_logs(
 
     // 2. The match.
     let matching = match_methods(&mut t, base_side, diff_side, &repeats[1]);
+    let matched = t.matched.iter().filter(|&&m| m).count() as u64;
+    warnings.extend(renamed_warning(matching.renamed, matched));
     let (top, matched_methods) = rank(&t, options);
     t.sync_ignored(&options.ignore_kinds);
     let unknown_ignored = unknown_kinds(&t, &options.ignore_kinds);
@@ -448,6 +451,8 @@ struct Matching {
     diff_state: Vec<u8>,
     /// Per base method: the index of the diff method it matched (`u32::MAX`: none).
     diff_ordinal: Vec<u32>,
+    /// Matched methods named on both sides, whose names differ, and the first one's context.
+    renamed: (u64, Option<i64>),
 }
 
 /// Matches the diff's methods with the base's by identity (the k-th occurrence of an identity
@@ -467,6 +472,7 @@ fn match_methods(t: &mut Tally, base: Side, diff: Side, repeats_diff: &[u32]) ->
     t.diff_bytes = vec![0; n];
     let mut diff_ordinal = vec![u32::MAX; n];
     let mut diff_state = vec![UNMATCHED; diff.keys.len()];
+    let mut renamed = (0, None);
     for (j, state) in diff_state.iter_mut().enumerate() {
         let found = match same_order {
             true => Some(j as u32),
@@ -475,6 +481,11 @@ fn match_methods(t: &mut Tally, base: Side, diff: Side, repeats_diff: &[u32]) ->
         match found {
             Some(i) => {
                 let i = i as usize;
+                let names = (base.names[i], diff.names[j]);
+                if names.0 != names.1 && names.0 != 0 && names.1 != 0 {
+                    renamed.0 += 1;
+                    renamed.1 = renamed.1.or(base.keys.context(i).map(|c| c as i64));
+                }
                 t.matched[i] = true;
                 t.diff_bytes[i] = diff.bytes[j];
                 diff_ordinal[i] = j as u32;
@@ -502,7 +513,22 @@ fn match_methods(t: &mut Tally, base: Side, diff: Side, repeats_diff: &[u32]) ->
     Matching {
         diff_state,
         diff_ordinal,
+        renamed,
     }
+}
+
+/// A warning when matched methods have other names on the two sides: logs of two collections,
+/// or shards that number their contexts alike, matched by context number alone.
+fn renamed_warning(renamed: (u64, Option<i64>), matched: u64) -> Option<String> {
+    let (count, first) = renamed;
+    (count > 0).then(|| {
+        format!(
+            "{} of {} matched methods have another name in the diff than in the base{}: are both sides' logs of one collection, their contexts numbered alike?",
+            thousands(count),
+            thousands(matched),
+            first.map_or(String::new(), |c| format!(" (the first: context {c})"))
+        )
+    })
 }
 
 /// The `--ignore-kind` names that no log of this collection names (without case).

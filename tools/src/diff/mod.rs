@@ -251,8 +251,60 @@ pub struct Duplicate {
     pub side: &'static str,
     /// The context number.
     pub context: i64,
-    /// The files that hold its records, in reading order (a file twice when it holds two).
+    /// How many records of the context the side holds.
+    pub records: u64,
+    /// The files that hold its records, each once, in reading order: the first
+    /// [`Duplicate::MAX_FILES`] of them.
     pub files: Vec<String>,
+    /// How many more files hold its records.
+    pub more_files: u64,
+}
+
+impl Duplicate {
+    /// How many files a duplicate names at most (5,000 shards numbering their contexts from
+    /// 0 would otherwise put 5,000 names in every line that names one).
+    pub const MAX_FILES: usize = 3;
+
+    /// A context's records, each from the file that holds it, in reading order.
+    pub fn new(side: &'static str, context: i64, record_files: &[String]) -> Duplicate {
+        let mut files: Vec<String> = Vec::new();
+        let mut more_files = 0;
+        for (i, f) in record_files.iter().enumerate() {
+            if record_files[..i].contains(f) {
+                continue;
+            }
+            if files.len() < Self::MAX_FILES {
+                files.push(f.clone());
+            } else {
+                more_files += 1;
+            }
+        }
+        Duplicate {
+            side,
+            context,
+            records: record_files.len() as u64,
+            files,
+            more_files,
+        }
+    }
+
+    /// Where its records are, in words: `3 records in a.jas, b.jas and 7 more files`, or
+    /// `2 records in a.jas` (a file that holds both); each file name as `name` shows it.
+    pub fn place(&self, name: impl Fn(&str) -> String) -> String {
+        let mut files: Vec<String> = self.files.iter().map(|f| name(f)).collect();
+        if self.more_files > 0 {
+            files.push(format!(
+                "{} more file{}",
+                crate::text::thousands(self.more_files),
+                if self.more_files == 1 { "" } else { "s" }
+            ));
+        }
+        let list = match files.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => files.concat(),
+        };
+        format!("{} records in {list}", crate::text::thousands(self.records))
+    }
 }
 
 impl Coverage {

@@ -86,10 +86,6 @@ pub(crate) fn examples(
     }
     wanted
         .into_iter()
-        .map(|c| Duplicate {
-            side,
-            context: c as i64,
-            files: found.remove(&c).unwrap_or_default(),
-        })
+        .map(|c| Duplicate::new(side, c as i64, &found.remove(&c).unwrap_or_default()))
         .collect()
 }

@@ -84,6 +84,13 @@ fn coverage_line(d: &MemDiff) -> String {
             thousands(c.limit_hits_new)
         ));
     }
+    if c.duplicates_base + c.duplicates_diff > 0 {
+        line.push_str(&format!(
+            "; records repeating a context: {} in base, {} in diff",
+            thousands(c.duplicates_base),
+            thousands(c.duplicates_diff)
+        ));
+    }
     line
 }
 
@@ -896,6 +903,17 @@ fn distribution_json(dist: &crate::diff::Distribution) -> Value {
 
 /// Each rule broken as fields (collection, rule, subject, base, diff, percent, limit) beside
 /// the sentence that says it.
+/// A failure's percent, rounded as every figure of the JSON is, unless the rounding would
+/// bring it to its limit or below (+25.0000001% against 25%): a field that says the limit was
+/// not passed beside a verdict that says it was. Then it is written in full.
+fn percent_json(percent: f64, limit: Option<f64>) -> Value {
+    let rounded = json_f64(percent);
+    match (rounded.as_f64(), limit) {
+        (Some(r), Some(l)) if percent > l && r <= l => Value::from(percent),
+        _ => rounded,
+    }
+}
+
 fn failures_json(failures: &[crate::diff::Failure]) -> Value {
     failures
         .iter()
@@ -907,7 +925,7 @@ fn failures_json(failures: &[crate::diff::Failure]) -> Value {
                 "subject": f.subject,
                 "base": f.base,
                 "diff": f.diff,
-                "percent": f.percent.map_or(Value::Null, json_f64),
+                "percent": f.percent.map_or(Value::Null, |p| percent_json(p, f.limit)),
                 "limit": f.limit.map_or(Value::Null, json_f64),
                 "sentence": f.line(),
             })
@@ -977,7 +995,9 @@ pub fn render_report_json(r: &crate::diff::Report) -> String {
                 "duplicates": cov.duplicate_examples.iter().map(|d| json!({
                     "side": d.side,
                     "context": d.context,
+                    "records": d.records,
                     "files": d.files,
+                    "more_files": d.more_files,
                 })).collect::<Vec<Value>>(),
                 "truncated": cov.truncated,
                 "diff": json_value(&c.diff),

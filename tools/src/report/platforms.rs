@@ -61,14 +61,14 @@ pub struct PlatformReport {
 
 /// Reads a memdiff JSON report (schema 3).
 pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| jitarena::format::io_error(path, "read", &e))?;
     let bad = |what: &str| {
         Error::new(
             ErrorCode::Io,
             format!("{}: not a memdiff JSON report ({what})", path.display()),
         )
     };
+    let bytes = std::fs::read(path).map_err(|e| jitarena::format::io_error(path, "read", &e))?;
+    let text = String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text"))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
     match doc["schema_version"].as_u64() {
         Some(SCHEMA) => {}

@@ -113,6 +113,25 @@ fn duplicates_line(r: &Report) -> Option<String> {
     })
 }
 
+/// The kinds `--ignore-kind` left out, when it left any out: a gate run with fewer kinds is
+/// said where the reviewer reads the verdict.
+fn ignored_line(r: &Report) -> Option<String> {
+    let mut kinds: Vec<&str> = r
+        .collections
+        .iter()
+        .flat_map(|c| c.diff.ignored_kinds.iter().map(String::as_str))
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let names: Vec<String> = kinds.iter().map(|k| md_text(&shown(k))).collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "IGNORED kinds (--ignore-kind; left out of every total and rule): {}",
+            names.join(", ")
+        )
+    })
+}
+
 /// What a CSV cannot give, said where a collection came from one.
 fn no_kinds_note(r: &Report) -> Option<&'static str> {
     r.collections.iter().any(|c| !c.diff.has_kinds).then_some(
@@ -209,6 +228,10 @@ fn summary_lines_md(o: &mut String, r: &Report) {
     }
     if let Some(note) = no_kinds_note(r) {
         let _ = writeln!(o, "{note}");
+        let _ = writeln!(o);
+    }
+    if let Some(line) = ignored_line(r) {
+        let _ = writeln!(o, "{line}");
         let _ = writeln!(o);
     }
     if !r.one_sided.is_empty() {
@@ -437,17 +460,16 @@ fn duplicate_details(o: &mut String, r: &Report, n: usize) {
         return;
     }
     details(o, "Contexts seen more than once on a side", |o| {
-        let _ = writeln!(o, "|Collection|Side|Context|Files|");
+        let _ = writeln!(o, "|Collection|Side|Context|Records|");
         let _ = writeln!(o, "|---|---|--:|---|");
         for (name, d) in all {
-            let files: Vec<String> = d.files.iter().map(|f| md_text(&shown(f))).collect();
             let _ = writeln!(
                 o,
                 "|{}|{}|{}|{}|",
                 md_text(&shown(name)),
                 d.side,
                 d.context,
-                files.join(", ")
+                d.place(|f| md_text(&shown(f)))
             );
         }
     });
