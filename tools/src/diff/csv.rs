@@ -330,23 +330,9 @@ struct Gathered {
 impl Gathered {
     /// Adds one row; `n` is its line, for messages.
     fn add(&mut self, src: &Source, row: Row, n: u64, options: &DiffOptions) -> Result<(), Error> {
-        let cov = &mut self.t.coverage;
-        cov.csv_rows += 1;
+        self.t.coverage.csv_rows += 1;
         if row.info.context >= 0 && !self.seen.insert(row.info.context) {
-            // A context given twice (a details file concatenated twice, a replay retried):
-            // a duplicate, never a missing method. Each row holds both JITs' compiles of one
-            // replay, so it is compared as any other; the duplicate makes the check INCOMPLETE
-            // unless --allow-duplicates.
-            cov.duplicates_base += 1;
-            cov.duplicates_diff += 1;
-            if cov.duplicate_examples.len() < options.top {
-                let file = src.path.display().to_string();
-                cov.duplicate_examples.push(Duplicate::new(
-                    "base and diff",
-                    row.info.context,
-                    &[file.clone(), file],
-                ));
-            }
+            self.note_repeat(src, row.info.context, options.top);
         }
         let sum = |total: &mut u64, v: u64, what: &str| {
             *total = total.checked_add(v).ok_or_else(|| {
@@ -360,80 +346,107 @@ impl Gathered {
             })?;
             Ok::<(), Error>(())
         };
-        use Compile::{Error as Failed, Miss, Success};
         match (row.base, row.diff) {
-            ((Success, Some(x)), (Success, Some(y))) => {
+            ((Compile::Success, Some(x)), (Compile::Success, Some(y))) => {
                 // Every group's totals are parts of these two: when they fit, so do those.
                 sum(&mut self.sums.0, x, "matched methods' base bytes")?;
                 sum(&mut self.sums.1, y, "matched methods' diff bytes")?;
-                let t = &mut self.t;
-                for group in [0, row.group as usize] {
-                    t.overflow |= !t.groups_base[group].add(&Totals {
-                        bytes: x,
-                        ..Totals::default()
-                    });
-                    t.overflow |= !t.groups_diff[group].add(&Totals {
-                        bytes: y,
-                        ..Totals::default()
-                    });
-                }
-                t.base_bytes.push(x);
-                t.diff_bytes.push(y);
-                t.context.push(row.info.context);
-                t.group.push(row.group);
-                t.matched.push(true);
-                self.infos.push(row.info);
+                self.compare(row, x, y);
+                Ok(())
             }
-            ((Success, b), (Failed, _)) => {
-                cov.failing_diff += 1;
-                cov.failing_diff_only += 1;
-                keep_largest(
-                    &mut cov.failing_in_diff,
-                    options.top,
-                    b.unwrap_or(0),
-                    &row.info,
-                );
-            }
-            ((Failed, _), (Success, d)) => {
-                cov.failing_base += 1;
-                cov.failing_base_only += 1;
-                keep_largest(
-                    &mut cov.failing_in_base,
-                    options.top,
-                    d.unwrap_or(0),
-                    &row.info,
-                );
-            }
-            ((Failed, _), (Failed, _)) => {
-                cov.failing_base += 1;
-                cov.failing_diff += 1;
-            }
-            // Missed on one side, failed on the other: nothing measured on either side. Each
-            // side's count says what happened on it, as superpmi.py counts them.
-            ((Miss, _), (Failed, _)) => {
-                cov.failing_diff += 1;
-                cov.missed_base_failing_diff += 1;
-            }
-            ((Failed, _), (Miss, _)) => {
-                cov.failing_base += 1;
-                cov.missed_diff_failing_base += 1;
-            }
-            ((Miss, _), (Miss, _)) => cov.missed_both += 1,
-            ((_, Some(x)), (_, None)) => {
-                cov.only_base += 1;
-                sum(&mut cov.only_base_bytes, x, "base-only methods' bytes")?;
-                keep_largest(&mut cov.missing_in_diff, options.top, x, &row.info);
-            }
-            ((_, None), (_, Some(y))) => {
-                cov.only_diff += 1;
-                sum(&mut cov.only_diff_bytes, y, "diff-only methods' bytes")?;
-                keep_largest(&mut cov.missing_in_base, options.top, y, &row.info);
-            }
-            // No result columns and both cells empty: no method.
-            _ => {}
+            _ => count_uncompared(&mut self.t.coverage, row, options.top, &sum),
         }
-        Ok(())
     }
+
+    /// A context given twice (a details file concatenated twice, a replay retried): a
+    /// duplicate, never a missing method. Each row holds both JITs' compiles of one replay, so
+    /// it is compared as any other; the duplicate makes the check INCOMPLETE unless
+    /// --allow-duplicates.
+    fn note_repeat(&mut self, src: &Source, context: i64, top: usize) {
+        let cov = &mut self.t.coverage;
+        cov.duplicates_base += 1;
+        cov.duplicates_diff += 1;
+        if cov.duplicate_examples.len() < top {
+            let file = src.path.display().to_string();
+            cov.duplicate_examples.push(Duplicate::new(
+                "base and diff",
+                context,
+                &[file.clone(), file],
+            ));
+        }
+    }
+
+    /// A context both JITs compiled: `x` bytes in the base, `y` in the diff.
+    fn compare(&mut self, row: Row, x: u64, y: u64) {
+        let t = &mut self.t;
+        for group in [0, row.group as usize] {
+            t.overflow |= !t.groups_base[group].add(&Totals {
+                bytes: x,
+                ..Totals::default()
+            });
+            t.overflow |= !t.groups_diff[group].add(&Totals {
+                bytes: y,
+                ..Totals::default()
+            });
+        }
+        t.base_bytes.push(x);
+        t.diff_bytes.push(y);
+        t.context.push(row.info.context);
+        t.group.push(row.group);
+        t.matched.push(true);
+        self.infos.push(row.info);
+    }
+}
+
+/// A context not compared, counted by its two results (see docs/memdiff.md's table); `sum`
+/// adds bytes to a total, checked.
+fn count_uncompared(
+    cov: &mut super::Coverage,
+    row: Row,
+    top: usize,
+    sum: &dyn Fn(&mut u64, u64, &str) -> Result<(), Error>,
+) -> Result<(), Error> {
+    use Compile::{Error as Failed, Miss, Success};
+    match (row.base, row.diff) {
+        ((Success, b), (Failed, _)) => {
+            cov.failing_diff += 1;
+            cov.failing_diff_only += 1;
+            keep_largest(&mut cov.failing_in_diff, top, b.unwrap_or(0), &row.info);
+        }
+        ((Failed, _), (Success, d)) => {
+            cov.failing_base += 1;
+            cov.failing_base_only += 1;
+            keep_largest(&mut cov.failing_in_base, top, d.unwrap_or(0), &row.info);
+        }
+        ((Failed, _), (Failed, _)) => {
+            cov.failing_base += 1;
+            cov.failing_diff += 1;
+        }
+        // Missed on one side, failed on the other: nothing measured on either side. Each
+        // side's count says what happened on it, as superpmi.py counts them.
+        ((Miss, _), (Failed, _)) => {
+            cov.failing_diff += 1;
+            cov.missed_base_failing_diff += 1;
+        }
+        ((Failed, _), (Miss, _)) => {
+            cov.failing_base += 1;
+            cov.missed_diff_failing_base += 1;
+        }
+        ((Miss, _), (Miss, _)) => cov.missed_both += 1,
+        ((_, Some(x)), (_, None)) => {
+            cov.only_base += 1;
+            sum(&mut cov.only_base_bytes, x, "base-only methods' bytes")?;
+            keep_largest(&mut cov.missing_in_diff, top, x, &row.info);
+        }
+        ((_, None), (_, Some(y))) => {
+            cov.only_diff += 1;
+            sum(&mut cov.only_diff_bytes, y, "diff-only methods' bytes")?;
+            keep_largest(&mut cov.missing_in_base, top, y, &row.info);
+        }
+        // No result columns and both cells empty: no method.
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Compares the base and diff columns of a per-method CSV file: SuperPMI's details file (its
