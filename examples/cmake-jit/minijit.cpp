@@ -119,8 +119,17 @@ enum CorJitResult
     CORJIT_BADCODE,
     CORJIT_OUTOFMEM,
     CORJIT_INTERNALERROR,
+    CORJIT_RECOVERABLEERROR,
     CORJIT_IMPLLIMITATION
 };
+
+// The failures the .NET JIT retries once in MinOpts (jitNativeCode), for a method, not an
+// inlinee.
+static bool retriedInMinOpts(CorJitResult result)
+{
+    return result == CORJIT_INTERNALERROR || result == CORJIT_RECOVERABLEERROR ||
+           result == CORJIT_IMPLLIMITATION;
+}
 
 struct JitError
 {
@@ -951,7 +960,7 @@ CorJitResult jitNativeCode(const char* source, minijit_result* out)
             result     = e.result;
             last_error = e.message;
         }
-        if (jitFallbackCompile || (result != CORJIT_INTERNALERROR && result != CORJIT_IMPLLIMITATION))
+        if (jitFallbackCompile || !retriedInMinOpts(result))
         {
             // Every attempt failed: no record, and memdiff counts the context as missing here.
             return result;
