@@ -269,8 +269,9 @@ impl Duplicate {
     pub fn new(side: &'static str, context: i64, record_files: &[String]) -> Duplicate {
         let mut files: Vec<String> = Vec::new();
         let mut more_files = 0;
-        for (i, f) in record_files.iter().enumerate() {
-            if record_files[..i].contains(f) {
+        let mut seen = std::collections::HashSet::new();
+        for f in record_files {
+            if !seen.insert(f.as_str()) {
                 continue;
             }
             if files.len() < Self::MAX_FILES {
