@@ -371,3 +371,19 @@ fn a_context_that_is_not_a_context_number_is_an_error() {
         );
     }
 }
+
+#[test]
+fn a_context_in_three_rows_is_one_duplicate_of_three_records_and_blank_rows_are_no_context() {
+    let path = write(
+        "three-rows.csv",
+        b"Context,Base bytes,Diff bytes\n1,10,10\n1,10,10\n1,10,10\n2,5,\n3,,\n",
+    );
+    let d = diff_of(&path).unwrap();
+    let c = &d.coverage;
+    assert_eq!((c.duplicates_base, c.duplicates_diff), (2, 2));
+    assert_eq!(c.duplicate_examples.len(), 1, "{:?}", c.duplicate_examples);
+    assert_eq!(c.duplicate_examples[0].records, 3);
+    // Context 3 has neither cell: it is no method, so the file's contexts are 4 rows, not 5.
+    assert_eq!(c.csv_rows, 4);
+    assert_eq!((c.only_base, c.only_diff), (1, 0));
+}

@@ -523,6 +523,10 @@ fn an_empty_shard_is_not_a_build_of_other_kinds() {
     std::fs::copy(base_log("empty-shard-good.jas"), dir.join("a.jas")).unwrap();
     std::fs::write(dir.join("b.jas"), b"").unwrap();
     let base = base_log("empty-shard-base.jas");
-    let (_, _, err) = cli(&["memdiff", "--base", s(&base), "--diff", s(&dir), "-q"]);
+    let (code, _, err) = cli(&["memdiff", "--base", s(&base), "--diff", s(&dir), "-q"]);
+    // The run reads both shards and judges: the empty one is warned of as cut short (and so
+    // INCOMPLETE), not as a build with other kinds.
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("b.jas: the file is cut short"), "{err}");
     assert!(!err.contains("do not hold the same kinds"), "{err}");
 }

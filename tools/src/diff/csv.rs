@@ -330,6 +330,9 @@ struct Gathered {
 impl Gathered {
     /// Adds one row; `n` is its line, for messages.
     fn add(&mut self, src: &Source, row: Row, n: u64, options: &DiffOptions) -> Result<(), Error> {
+        if let ((Compile::Success, None), (Compile::Success, None)) = (row.base, row.diff) {
+            return Ok(()); // no result columns and both cells empty: no method, no context
+        }
         self.t.coverage.csv_rows += 1;
         if row.info.context >= 0 && !self.seen.insert(row.info.context) {
             self.note_repeat(src, row.info.context, options.top);
@@ -366,9 +369,12 @@ impl Gathered {
         let cov = &mut self.t.coverage;
         cov.duplicates_base += 1;
         cov.duplicates_diff += 1;
-        if cov.duplicate_examples.len() < top {
+        let examples = &mut cov.duplicate_examples;
+        if let Some(seen) = examples.iter_mut().find(|d| d.context == context) {
+            seen.records += 1; // its third row or later: one example, all its rows counted
+        } else if examples.len() < top {
             let file = src.path.display().to_string();
-            cov.duplicate_examples.push(Duplicate::new(
+            examples.push(Duplicate::new(
                 "base and diff",
                 context,
                 &[file.clone(), file],
@@ -443,7 +449,7 @@ fn count_uncompared(
             sum(&mut cov.only_diff_bytes, y, "diff-only methods' bytes")?;
             keep_largest(&mut cov.missing_in_base, top, y, &row.info);
         }
-        // No result columns and both cells empty: no method.
+        // Compared by `add`, or both cells empty without result columns (left out by `add`).
         _ => {}
     }
     Ok(())

@@ -352,8 +352,7 @@ pub fn diff_logs(
 
     // 2. The match.
     let matching = match_methods(&mut t, base_side, diff_side, &repeats[1]);
-    let matched = t.matched.iter().filter(|&&m| m).count() as u64;
-    warnings.extend(renamed_warning(matching.renamed, matched));
+    warnings.extend(renamed_warning(matching.renamed, matching.matched));
     let (top, matched_methods) = rank(&t, options);
     t.sync_ignored(&options.ignore_kinds);
     let unknown_ignored = unknown_kinds(&t, &options.ignore_kinds);
@@ -451,6 +450,8 @@ struct Matching {
     diff_state: Vec<u8>,
     /// Per base method: the index of the diff method it matched (`u32::MAX`: none).
     diff_ordinal: Vec<u32>,
+    /// Methods matched.
+    matched: u64,
     /// Matched methods named on both sides, whose names differ, and the first one's context.
     renamed: (u64, Option<i64>),
 }
@@ -472,7 +473,7 @@ fn match_methods(t: &mut Tally, base: Side, diff: Side, repeats_diff: &[u32]) ->
     t.diff_bytes = vec![0; n];
     let mut diff_ordinal = vec![u32::MAX; n];
     let mut diff_state = vec![UNMATCHED; diff.keys.len()];
-    let mut renamed = (0, None);
+    let (mut matched, mut renamed) = (0, (0, None));
     for (j, state) in diff_state.iter_mut().enumerate() {
         let found = match same_order {
             true => Some(j as u32),
@@ -481,6 +482,7 @@ fn match_methods(t: &mut Tally, base: Side, diff: Side, repeats_diff: &[u32]) ->
         match found {
             Some(i) => {
                 let i = i as usize;
+                matched += 1;
                 let names = (base.names[i], diff.names[j]);
                 if names.0 != names.1 && names.0 != 0 && names.1 != 0 {
                     renamed.0 += 1;
@@ -513,6 +515,7 @@ fn match_methods(t: &mut Tally, base: Side, diff: Side, repeats_diff: &[u32]) ->
     Matching {
         diff_state,
         diff_ordinal,
+        matched,
         renamed,
     }
 }
