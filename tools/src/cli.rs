@@ -137,7 +137,8 @@ struct MemdiffArgs {
     /// methods in a collection.
     #[arg(long, default_value = "1", value_name = "PCT", value_parser = parse_share)]
     max_missed: f64,
-    /// Accept logs whose last record was cut short (by default they make the check INCOMPLETE).
+    /// Accept logs whose last record was cut short, and CSV files whose last line has no line
+    /// ending (by default they make the check INCOMPLETE).
     #[arg(long)]
     allow_truncated: bool,
     /// Methods that grew by fewer bytes stay out of the summary's list of methods that grew

@@ -264,7 +264,10 @@ fn a_quote_never_closed_is_an_error_not_a_cell_swallowing_the_rest() {
         "unclosed.csv",
         "Base bytes,Diff bytes,Method\n100,100,\"A unbalanced\n1000,1000000,B\n1000,1000000,C\n",
     );
-    assert!(err.contains("unclosed.csv:2: a quote opens here"), "{err}");
+    assert!(
+        err.contains("unclosed.csv:2: a quote opens a cell here and is never closed"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -386,4 +389,95 @@ fn a_context_in_three_rows_is_one_duplicate_of_three_records_and_blank_rows_are_
     // Context 3 has neither cell: it is no method, so the file's contexts are 4 rows, not 5.
     assert_eq!(c.csv_rows, 4);
     assert_eq!((c.only_base, c.only_diff), (1, 0));
+}
+
+#[test]
+fn stray_quotes_that_pair_up_are_an_error_naming_the_line_not_rows_read_as_one_cell() {
+    // Two stray quotes, each opening a cell: with the file's quote count even, rows 3 and 4
+    // (one of them a ninefold regression) were read as part of row 3's name, and the file
+    // passed. A cell holding a line break and a whole row's commas is rows read as one cell.
+    let err = error_of(
+        "paired-names.csv",
+        "Context,Method full name,Base result,Diff result,MinOpts,Base bytes,Diff bytes\n\
+         1,A,Success,Success,False,100,100\n\
+         2,\"B stray,Success,Success,False,100,100\n\
+         3,C,Success,Success,False,100,900\n\
+         4,\"D stray,Success,Success,False,100,100\n\
+         5,E,Success,Success,False,100,100\n",
+    );
+    assert!(
+        err.contains("paired-names.csv:3: a quoted cell of column 2 (\"Method full name\"")
+            && err.contains("runs over 3 lines"),
+        "{err}"
+    );
+    // In a column that holds no line break (here the tier), any line break is one.
+    let err = error_of(
+        "paired-tier.csv",
+        "Method,Tier name,Base bytes,Diff bytes\nA,\"Tier0\nB\",100,100\n",
+    );
+    assert!(
+        err.contains("paired-tier.csv:2: a quoted cell of column 2 (\"Tier name\", a column that holds no line break) runs over 2 lines"),
+        "{err}"
+    );
+    // A name may still hold a line break (a quoted name from a log's hostile method).
+    let path = write(
+        "name-newline.csv",
+        b"Method,Base bytes,Diff bytes\n\"two\r\nlines\",5,7\n",
+    );
+    assert_eq!(totals(&diff_of(&path).unwrap()), ((5, 7), (1, 0, 0)));
+}
+
+#[test]
+fn a_single_stray_quote_inside_a_cell_is_read_as_the_csv_crate_reads_it() {
+    // A quote inside an unquoted cell is a character: the file's quote count is odd, yet
+    // nothing is swallowed.
+    let path = write(
+        "one-stray.csv",
+        b"Method,Base bytes,Diff bytes\nA 5\" disk,100,150\n\"q\"\"x\"y,1,1\nB,10,10\n",
+    );
+    let d = diff_of(&path).unwrap();
+    assert_eq!(totals(&d), ((111, 161), (3, 0, 0)));
+    assert_eq!(d.top_growth[0].name.as_deref(), Some("A 5\" disk"));
+}
+
+#[test]
+fn a_file_whose_last_line_has_no_line_ending_is_cut_short_and_its_last_row_unread() {
+    // The replay was killed inside the last row's number (10000 written as 10): read as
+    // whole, it turned a total that grew ninefold into one that fell.
+    let text = "Method,Base bytes,Diff bytes\nA,100,900\nB,100,10";
+    let path = write("cut.csv", text.as_bytes());
+    let d = diff_of(&path).unwrap();
+    assert_eq!(totals(&d), ((100, 900), (1, 0, 0)));
+    assert_eq!(d.coverage.truncated, [path.display().to_string()]);
+    let failures = diff::judge_coverage(&d, &diff::CoverageRules::default());
+    let cut: Vec<_> = failures
+        .iter()
+        .filter(|f| f.rule == diff::Rule::Truncated)
+        .collect();
+    assert_eq!(cut.len(), 1, "{failures:?}");
+    assert!(
+        cut[0]
+            .sentence
+            .contains("cut.csv: a CSV file cut short (its last line has no line ending"),
+        "{}",
+        cut[0].sentence
+    );
+    // Cut inside a quoted name of its last row: no quote left open, the same cut file.
+    let path = write(
+        "cut-quoted.csv",
+        b"Method,Base bytes,Diff bytes\r\nA,100,100\r\n\"Ns.C:M(int,",
+    );
+    let d = diff_of(&path).unwrap();
+    assert_eq!(totals(&d), ((100, 100), (1, 0, 0)));
+    assert_eq!(d.coverage.truncated.len(), 1);
+    // A file that ends in a line ending (LF, CRLF or CR) is whole.
+    for (name, end) in [("lf.csv", "\n"), ("crlf.csv", "\r\n"), ("cr.csv", "\r")] {
+        let path = write(
+            name,
+            format!("Base bytes,Diff bytes{end}1,2{end}").as_bytes(),
+        );
+        let d = diff_of(&path).unwrap();
+        assert_eq!(totals(&d), ((1, 2), (1, 0, 0)), "{name}");
+        assert!(d.coverage.truncated.is_empty(), "{name}");
+    }
 }

@@ -412,3 +412,43 @@ fn sums_past_2_to_the_64_over_collections_and_huge_falls_are_handled() {
     let fall = &doc["collections"][0]["diff"]["methods"]["shrinkage"][0]["delta"];
     assert!(fall.as_f64().is_some_and(|d| d < -9.0e18), "{fall}");
 }
+
+/// A details file cut short inside its last row's number (a replay killed while writing it) is
+/// INCOMPLETE, named as a CSV file cut short, as a log cut short is: read as whole, its
+/// truncated number turned a regression into a pass.
+#[test]
+fn a_details_file_cut_short_is_incomplete_and_named_as_such() {
+    let dir = tmp("cut");
+    let mut rows = contexts(50, 3, 40.0);
+    rows[49].diff.1 = 90_000_000; // the regression's largest part, in the row the cut hits
+    let file = details_file(&dir, "cut.mch", &rows);
+    let whole = std::fs::read_to_string(&file).unwrap();
+    // Cut inside the last cell: `90000000\n` becomes `90`.
+    std::fs::write(&file, &whole[..whole.len() - 7]).unwrap();
+    let (code, doc, md, printed) = memdiff_reports(&dir, &file);
+    assert_eq!(code, 1, "{printed}");
+    assert_eq!(doc["collections"][0]["diff"]["coverage"]["matched"], 49);
+    let failures = doc["verdict"]["failures"].as_array().unwrap();
+    assert!(
+        failures.iter().any(|f| f["rule"] == "truncated"
+            && f["sentence"]
+                .as_str()
+                .unwrap()
+                .contains("a CSV file cut short (its last line has no line ending")),
+        "{failures:?}"
+    );
+    assert!(md.contains("**INCOMPLETE, FAIL**"), "{md}");
+    // Accepted on request: judged on the rows that are whole.
+    let (code, out, err) = cli(&["memdiff", "--csv", s(&file), "--allow-truncated", "-q"]);
+    assert_eq!(code, 1, "{out}{err}"); // 40% growth still fails
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--csv",
+        s(&file),
+        "--allow-truncated",
+        "--fail-above",
+        "50",
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -361,6 +361,35 @@ impl Gathered {
         }
     }
 
+    /// Reads one row of the file (`header` its header) and adds it.
+    fn read(
+        &mut self,
+        src: &Source,
+        cols: &Columns,
+        header: &::csv::StringRecord,
+        row: &::csv::StringRecord,
+        options: &DiffOptions,
+    ) -> Result<(), Error> {
+        if row.iter().all(str::is_empty) {
+            return Ok(());
+        }
+        // The line the row starts on (a quoted newline makes a row span lines).
+        let n = row.position().map_or(0, |p| src.line_at(p.byte()));
+        if row.iter().skip(header.len()).any(|c| !c.is_empty()) {
+            return Err(src.bad(
+                n,
+                format!(
+                    "the row has {} cells, the header {}: its cells would be read under the wrong columns (a number with a thousands separator needs quotes)",
+                    row.len(),
+                    header.len()
+                ),
+            ));
+        }
+        swallowed(src, cols, header, row, n)?;
+        let read = read_row(src, cols, row, n)?;
+        self.add(src, read, n, options)
+    }
+
     /// A context given twice (a details file concatenated twice, a replay retried): a
     /// duplicate, never a missing method. Each row holds both JITs' compiles of one replay, so
     /// it is compared as any other; the duplicate makes the check INCOMPLETE unless
@@ -476,10 +505,14 @@ pub fn diff_csv(
         .flexible(true)
         .trim(::csv::Trim::All)
         .from_reader(text.as_slice());
-    if let Some(line) = unclosed_quote(&text) {
+    // A file whose last line has no line ending was cut short (a replay killed while writing
+    // it): its last row may stop inside a number, so it is not read, and the file is judged as
+    // a log cut short is.
+    let cut = !matches!(text.last(), None | Some(b'\n' | b'\r'));
+    if let Some(at) = open_quote(&text).filter(|&at| !cut || has_line_break(&text[at..])) {
         return Err(src.bad(
-            line,
-            "a quote opens here (quotes pair up in order: the mistake may be an earlier one) and is never closed, so every row after it would be read as one cell",
+            src.line_at(at as u64),
+            "a quote opens a cell here and is never closed, so every line after it would be read as one cell (a quote inside a cell needs the cell quoted and the quote doubled)",
         ));
     }
     let header = reader.headers().map_err(|e| src.csv_error(e))?.clone();
@@ -490,25 +523,21 @@ pub fn diff_csv(
     let mut g = Gathered::default();
     g.t.coverage.base_files = 1;
     g.t.coverage.diff_files = 1;
-    let mut row = ::csv::StringRecord::new();
-    while reader.read_record(&mut row).map_err(|e| src.csv_error(e))? {
-        if row.iter().all(str::is_empty) {
-            continue;
+    if cut {
+        g.t.coverage.truncated.push(path.display().to_string());
+    }
+    let (mut row, mut next) = (::csv::StringRecord::new(), ::csv::StringRecord::new());
+    let mut more = reader.read_record(&mut row).map_err(|e| src.csv_error(e))?;
+    while more {
+        // The next row is read first, to know whether this one is the last; an error in it
+        // is reported after this row's own.
+        let read = reader.read_record(&mut next);
+        let last = matches!(read, Ok(false));
+        if !(last && cut) {
+            g.read(&src, &cols, &header, &row, options)?;
         }
-        // The line the row starts on (a quoted newline makes a row span lines).
-        let n = row.position().map_or(0, |p| src.line_at(p.byte()));
-        if row.iter().skip(header.len()).any(|c| !c.is_empty()) {
-            return Err(src.bad(
-                n,
-                format!(
-                    "the row has {} cells, the header {}: its cells would be read under the wrong columns (a number with a thousands separator needs quotes)",
-                    row.len(),
-                    header.len()
-                ),
-            ));
-        }
-        let read = read_row(&src, &cols, &row, n)?;
-        g.add(&src, read, n, options)?;
+        more = read.map_err(|e| src.csv_error(e))?;
+        std::mem::swap(&mut row, &mut next);
     }
     g.t.check_overflow(&[path.to_path_buf()])?;
     let (top, matched) = rank(&g.t, options);
@@ -575,20 +604,89 @@ fn ungrouped(whole: &str) -> Option<String> {
     Some(digits)
 }
 
-/// Where a quote that is never closed opens, as a line number: RFC 4180 quotes come in pairs
-/// (a quoted cell's two, and `""` inside it), so an odd count means a cell whose quote runs to
-/// the end of the file, which the `csv` crate would read as one cell holding every row after
-/// it.
-fn unclosed_quote(text: &[u8]) -> Option<u64> {
-    let mut open = None;
-    for (at, _) in text.iter().enumerate().filter(|(_, &b)| b == b'"') {
-        open = match open {
-            None => Some(at),
-            Some(_) => None,
+/// Where a quote opens that is never closed, as a byte offset, the file read as the `csv`
+/// crate reads it: a quote opens a quoted cell only as the cell's first byte, `""` inside a
+/// quoted cell is one quote, and a quote inside an unquoted cell is a character like any other
+/// (`5" disk` is read as it stands). A quoted cell still open at the end of the file holds
+/// every line after its quote.
+fn open_quote(text: &[u8]) -> Option<usize> {
+    #[derive(Clone, Copy)]
+    enum At {
+        /// The start of a cell.
+        Start,
+        /// Inside an unquoted cell.
+        Plain,
+        /// Inside a quoted cell that opened at this offset.
+        Quoted(usize),
+        /// Just after a quote inside a quoted cell: its end, or the first of `""`.
+        Quote(usize),
+    }
+    let mut at = At::Start;
+    for (i, &b) in text.iter().enumerate() {
+        at = match (at, b) {
+            (At::Start, b'"') => At::Quoted(i),
+            (At::Quoted(open), b'"') => At::Quote(open),
+            (At::Quoted(open), _) | (At::Quote(open), b'"') => At::Quoted(open),
+            (_, b',' | b'\n' | b'\r') => At::Start,
+            _ => At::Plain,
         };
     }
-    let at = open?;
-    Some(1 + text[..at].iter().filter(|&&b| b == b'\n').count() as u64)
+    match at {
+        At::Quoted(open) => Some(open),
+        _ => None,
+    }
+}
+
+/// Whether `text` holds a line break.
+fn has_line_break(text: &[u8]) -> bool {
+    text.iter().any(|&b| matches!(b, b'\n' | b'\r'))
+}
+
+/// A row whose quoted cell holds a line break where none belongs: a quote that opens a cell
+/// and closes on a later line (two stray quotes that pair up) reads the lines in between as
+/// one cell, and the rows on them with it, so their figures would go unread. No column the
+/// reading takes a number, a result, a flag, a context or a tier from holds a line break; a
+/// name, or a column not read, may, unless the cell also holds as many commas as a row has
+/// separators (the cells of a whole row).
+fn swallowed(
+    src: &Source,
+    cols: &Columns,
+    header: &::csv::StringRecord,
+    row: &::csv::StringRecord,
+    n: u64,
+) -> Result<(), Error> {
+    let plain = [
+        Some(cols.base),
+        Some(cols.diff),
+        cols.base_result,
+        cols.diff_result,
+        cols.min_opts,
+        cols.context,
+        cols.tier,
+    ];
+    for (i, cell) in row.iter().enumerate() {
+        if !has_line_break(cell.as_bytes()) {
+            continue;
+        }
+        let why = if plain.contains(&Some(i)) {
+            "a column that holds no line break"
+        } else if cell.matches(',').count() + 1 >= header.len() {
+            "with as many commas as a whole row"
+        } else {
+            continue;
+        };
+        let lines = 1 + cell.matches('\n').count() + cell.matches('\r').count()
+            - cell.matches("\r\n").count();
+        return Err(src.bad(
+            n,
+            format!(
+                "a quoted cell of column {} ({:?}, {why}) runs over {lines} lines from here: a quote that opens a cell and closes on a later line (two stray quotes that pair up) would read the rows in between as one cell; a quote inside a cell needs the cell quoted and the quote doubled",
+                i + 1,
+                crate::text::shown(header.get(i).unwrap_or(""))
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

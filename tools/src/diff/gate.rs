@@ -23,7 +23,7 @@ pub enum Rule {
     Duplicates,
     /// A side misses more than `--max-missed` percent of the other side's methods.
     Missed,
-    /// A log cut short.
+    /// A log, or a CSV file, cut short.
     Truncated,
     /// Total bytes grew past `--fail-above`.
     Total,
@@ -337,7 +337,7 @@ fn passing_rule(
 
 /// The coverage rules broken by one collection's diff: no matched method, a side that counted
 /// no byte, a side missing more than `max_missed` percent of the other side's methods, a log
-/// cut short.
+/// or CSV file cut short.
 pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<Failure> {
     let c = &diff.coverage;
     let mut out = Vec::new();
@@ -387,9 +387,15 @@ pub fn judge_coverage(diff: &MemDiff, rules: &CoverageRules) -> Vec<Failure> {
     }
     if !rules.allow_truncated {
         for file in &c.truncated {
-            let sentence = format!(
-                "{file}: a log cut short (its last record, or that of a log merged into it, is incomplete: a JIT killed while writing, or a log still being written); --allow-truncated accepts it"
-            );
+            let sentence = if diff.has_kinds {
+                format!(
+                    "{file}: a log cut short (its last record, or that of a log merged into it, is incomplete: a JIT killed while writing, or a log still being written); --allow-truncated accepts it"
+                )
+            } else {
+                format!(
+                    "{file}: a CSV file cut short (its last line has no line ending, so its last row, which may stop inside a number, is not read: a replay killed while writing, or a file still being written); --allow-truncated accepts it"
+                )
+            };
             out.push(Failure::new(Rule::Truncated, file.clone(), sentence));
         }
     }
