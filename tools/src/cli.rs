@@ -560,14 +560,6 @@ fn memdiff(a: MemdiffArgs) -> Result<u8, Error> {
     Ok(result.outcome.status.exit_code())
 }
 
-/// A kind as the .NET JIT spells it (`CMK_LSRA`, in any case) without its prefix.
-fn without_cmk(kind: &str) -> &str {
-    match kind.get(..4) {
-        Some(prefix) if prefix.eq_ignore_ascii_case("CMK_") => &kind[4..],
-        _ => kind,
-    }
-}
-
 /// memdiff's options for comparing a collection: the kinds to ignore, how many methods to
 /// list, the thresholds and the progress bar.
 fn diff_options(a: &MemdiffArgs) -> DiffOptions {
@@ -576,7 +568,7 @@ fn diff_options(a: &MemdiffArgs) -> DiffOptions {
         ignore_kinds: a
             .ignore_kinds
             .iter()
-            .map(|k| without_cmk(k).to_string())
+            .map(|k| diff::without_cmk(k).to_string())
             .collect(),
         top: a.top,
         min_method_bytes: a.min_method_bytes,
@@ -606,7 +598,11 @@ fn check_one_mode(a: &MemdiffArgs) -> Result<(), Error> {
             "memdiff takes one of: BASE DIFF; --base PATH... --diff PATH...; --base-root DIR --diff-root DIR; --collection NAME BASE DIFF...; --csv FILE (see --help)",
         ));
     }
-    if let Some(k) = a.ignore_kinds.iter().find(|k| without_cmk(k).is_empty()) {
+    if let Some(k) = a
+        .ignore_kinds
+        .iter()
+        .find(|k| diff::without_cmk(k).is_empty())
+    {
         return Err(usage(format!(
             "--ignore-kind {k:?} names no kind: give a kind's name (LSRA or CMK_LSRA)"
         )));

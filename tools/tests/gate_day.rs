@@ -430,6 +430,45 @@ fn an_ignored_kind_is_left_out_of_every_total_whatever_its_case_and_the_summary_
     }
 }
 
+/// Logs whose kinds carry the .NET JIT's `CMK_` prefix: the prefix is taken off the log's
+/// names as off the option's, so every spelling ignores the kind.
+#[test]
+fn a_kind_named_cmk_in_the_logs_is_ignored_by_every_spelling() {
+    let kinds = ["CMK_ASTNode", "CMK_BasicBlock", "CMK_LSRA"];
+    let base = log_of("cmk-base.jas", &kinds, |i| {
+        let n = 1 + i as u64;
+        vec![5_000 * n, 3_000 * n, 2_000 * n]
+    });
+    let grown = log_of("cmk-grown.jas", &kinds, |i| {
+        let n = 1 + i as u64;
+        vec![5_000 * n, 3_000 * n, 2_000 * n * 7]
+    });
+    let (code, _, err) = cli(&["memdiff", s(&base), s(&grown), "-q"]);
+    assert_eq!(code, 1, "{err}");
+    for spelling in ["LSRA", "lsra", "CMK_LSRA", "cmk_lsra", "CMK_lsra"] {
+        let json = tmp(&format!("cmk-{spelling}.json"));
+        let (code, out, err) = cli(&[
+            "memdiff",
+            s(&base),
+            s(&grown),
+            "--ignore-kind",
+            spelling,
+            "--json",
+            s(&json),
+            "-q",
+        ]);
+        assert_eq!(code, 0, "{spelling}: {out}{err}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let kinds = doc["collections"][0]["diff"]["kinds"].as_array().unwrap();
+        assert!(
+            kinds.iter().all(|k| k["name"] != "CMK_LSRA"),
+            "{spelling}: {kinds:?}"
+        );
+        assert_eq!(kinds.len(), 2, "{spelling}: {kinds:?}");
+    }
+}
+
 #[test]
 fn a_context_in_many_shards_names_a_few_files_and_counts_the_rest() {
     let dir = tmp("many-shards");

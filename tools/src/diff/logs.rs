@@ -534,13 +534,12 @@ fn renamed_warning(renamed: (u64, Option<i64>), matched: u64) -> Option<String> 
     })
 }
 
-/// The `--ignore-kind` names that no log of this collection names (without case).
+/// The `--ignore-kind` names that no log of this collection names (without case or `CMK_`).
 fn unknown_kinds(t: &Tally, ignore: &[String]) -> Vec<String> {
     ignore
         .iter()
         .filter(|name| {
-            !(0..t.union.kind_count() as u32)
-                .any(|k| t.union.kind_name(k).eq_ignore_ascii_case(name))
+            !(0..t.union.kind_count() as u32).any(|k| super::same_kind(t.union.kind_name(k), name))
         })
         .cloned()
         .collect()

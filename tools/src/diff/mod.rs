@@ -160,6 +160,21 @@ pub(crate) fn sort_phase_kinds(rows: &mut [PhaseKindDelta]) {
     });
 }
 
+/// A kind's name without the .NET JIT's `CMK_` prefix (in any case): `CMK_LSRA` is `LSRA`.
+pub fn without_cmk(kind: &str) -> &str {
+    match kind.get(..4) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("CMK_") => &kind[4..],
+        _ => kind,
+    }
+}
+
+/// Whether two kind names name one kind, as `--ignore-kind` matches them: without case, and
+/// without the `CMK_` prefix on either side (`CMK_DebugOnly`, `debugonly` and a log's
+/// `CMK_DEBUGONLY` are one kind).
+pub fn same_kind(a: &str, b: &str) -> bool {
+    without_cmk(a).eq_ignore_ascii_case(without_cmk(b))
+}
+
 /// A method in a top list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodDelta {

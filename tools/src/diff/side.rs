@@ -363,9 +363,9 @@ impl CountsVisitor for Take<'_> {
             side.union.add(&r.schema);
             while side.ignored.len() < side.union.kind_count() {
                 let name = side.union.kind_name(side.ignored.len() as u32);
-                // Without case, as the option is checked and the kind table filtered.
+                // Without case or `CMK_`, as the option is checked and the kind table filtered.
                 side.ignored
-                    .push(self.ignore.iter().any(|k| k.eq_ignore_ascii_case(name)));
+                    .push(self.ignore.iter().any(|k| super::same_kind(k, name)));
             }
             let (kinds, phases) = side.union.slot_maps(&r.schema).unwrap_or((&[], &[]));
             cache.kind_map = kinds.to_vec();

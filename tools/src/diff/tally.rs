@@ -50,7 +50,7 @@ impl Tally {
         while self.ignored.len() < self.union.kind_count() {
             let name = self.union.kind_name(self.ignored.len() as u32);
             self.ignored
-                .push(ignore.iter().any(|k| k.eq_ignore_ascii_case(name)));
+                .push(ignore.iter().any(|k| super::same_kind(k, name)));
         }
     }
 
