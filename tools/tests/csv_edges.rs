@@ -50,6 +50,34 @@ fn a_byte_order_mark_is_not_part_of_the_first_column() {
 }
 
 #[test]
+fn every_byte_order_mark_in_front_is_skipped_and_none_hides_a_column() {
+    // A file re-encoded twice starts with two marks: the second hid the Context column's name,
+    // and with it the duplicate.
+    let path = write(
+        "bom2.csv",
+        b"\xEF\xBB\xBF\xEF\xBB\xBFContext,Base bytes,Diff bytes\n1,10,10\n1,10,10\n2,5,6\n",
+    );
+    let d = diff_of(&path).unwrap();
+    assert_eq!(totals(&d), ((25, 26), (3, 0, 0)));
+    assert_eq!(d.coverage.duplicates_base, 1);
+    // The first column a byte column; a mark before a later header name too.
+    let path = write(
+        "bom3.csv",
+        "\u{FEFF}\u{FEFF}\u{FEFF}Base bytes,\u{FEFF}Diff bytes\n1,2\n".as_bytes(),
+    );
+    assert_eq!(totals(&diff_of(&path).unwrap()), ((1, 2), (1, 0, 0)));
+    // Lines are still counted from the file's first.
+    let err = error_of(
+        "bom-line.csv",
+        "\u{FEFF}\u{FEFF}Base bytes,Diff bytes\n1,2\nx,2\n",
+    );
+    assert!(
+        err.contains("bom-line.csv:3: the Base bytes column holds"),
+        "{err}"
+    );
+}
+
+#[test]
 fn quoted_fields_hold_commas_quotes_and_newlines() {
     let text = "Method,Base bytes,Diff bytes\n\
                 \"Ns.C`1[System.Int32,System.String]:M()\",\"1,000\",2000\n\

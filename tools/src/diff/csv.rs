@@ -63,11 +63,14 @@ enum Compile {
     Error,
 }
 
-/// A header name as compared: without case, spaces or underscores (`Method full name`,
-/// `MethodFullName` and `method_full_name` are one column).
+/// The UTF-8 byte order mark.
+const BOM: &str = "\u{FEFF}";
+
+/// A header name as compared: without case, spaces, underscores or byte order marks
+/// (`Method full name`, `MethodFullName` and `method_full_name` are one column).
 fn folded(name: &str) -> String {
     name.chars()
-        .filter(|c| !matches!(c, ' ' | '_'))
+        .filter(|c| !matches!(c, ' ' | '_' | '\u{FEFF}'))
         .flat_map(char::to_lowercase)
         .collect()
 }
@@ -492,24 +495,31 @@ pub fn diff_csv(
     columns: &CsvColumns,
     options: &DiffOptions,
 ) -> Result<MemDiff, Error> {
-    let text = std::fs::read(path).map_err(|e| jitarena::format::io_error(path, "read", &e))?;
+    let whole = std::fs::read(path).map_err(|e| jitarena::format::io_error(path, "read", &e))?;
+    // Every UTF-8 byte order mark in front (a file re-encoded twice has two), not only the
+    // first that the `csv` crate skips: one left would hide the first column's name. They hold
+    // no line break, so lines are counted as in the file.
+    let mut text = whole.as_slice();
+    while let Some(rest) = text.strip_prefix(BOM.as_bytes()) {
+        text = rest;
+    }
     let src = Source {
         path,
-        text: &text,
+        text,
         seen: std::cell::Cell::new((0, 1)),
     };
     // The `csv` crate: RFC 4180 quoting (a quoted cell may hold commas, quotes and newlines),
-    // a UTF-8 byte order mark skipped, cells trimmed. A row may be shorter than the header
+    // cells trimmed. A row may be shorter than the header
     // (its missing cells are empty) but not longer, unless its extra cells are empty.
     let mut reader = ::csv::ReaderBuilder::new()
         .flexible(true)
         .trim(::csv::Trim::All)
-        .from_reader(text.as_slice());
+        .from_reader(text);
     // A file whose last line has no line ending was cut short (a replay killed while writing
     // it): its last row may stop inside a number, so it is not read, and the file is judged as
     // a log cut short is.
     let cut = !matches!(text.last(), None | Some(b'\n' | b'\r'));
-    if let Some(at) = open_quote(&text).filter(|&at| !cut || has_line_break(&text[at..])) {
+    if let Some(at) = open_quote(text).filter(|&at| !cut || has_line_break(&text[at..])) {
         return Err(src.bad(
             src.line_at(at as u64),
             "a quote opens a cell here and is never closed, so every line after it would be read as one cell (a quote inside a cell needs the cell quoted and the quote doubled)",
