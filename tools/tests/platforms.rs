@@ -149,3 +149,176 @@ fn a_report_whose_status_and_exit_code_disagree_is_refused() {
         );
     }
 }
+
+/// A platform's report with one collection compared (passing) and one found under the base
+/// root only: INCOMPLETE.
+fn incomplete_report(name: &str) -> PathBuf {
+    let dir = tmp(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    for (side, collection) in [
+        ("base", "libraries.pmi"),
+        ("diff", "libraries.pmi"),
+        ("base", "only.base"),
+    ] {
+        let log = generated(&format!("{name}-{side}-{collection}.jas"), 4, 40, &[]);
+        let to = dir.join(side).join(collection);
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::rename(log, to.join("s0.jas")).unwrap();
+    }
+    let json = dir.join("memdiff.json");
+    let (code, out, err) = cli(&[
+        "memdiff",
+        "--base-root",
+        s(&dir.join("base")),
+        "--diff-root",
+        s(&dir.join("diff")),
+        "--json",
+        s(&json),
+        "-q",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    json
+}
+
+/// A report's JSON document.
+fn doc_of(path: &PathBuf) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `summarize` over one platform's report `doc`, written to `name`.
+fn summarize_doc(name: &str, doc: &serde_json::Value) -> (i32, String, String) {
+    let path = tmp(name);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    cli(&["summarize", "--platform", "p", s(&path)])
+}
+
+#[test]
+fn a_report_whose_verdict_disagrees_with_its_failures_or_collections_is_refused() {
+    let json = platform_report("forged", 11, 200.0);
+    let doc = doc_of(&json);
+    assert_eq!(doc["verdict"]["status"], "FAIL");
+    // Edited to PASS, its failure still listed: its page said "✅ PASS: ... grew ... above".
+    let mut pass = doc.clone();
+    pass["verdict"]["status"] = "PASS".into();
+    pass["verdict"]["exit_code"] = 0.into();
+    let (code, out, err) = summarize_doc("forged-pass.json", &pass);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("forged-pass.json: not a memdiff JSON report (verdict.status is PASS, but its collections give FAIL and its verdict.failures FAIL"),
+        "{err}"
+    );
+    // Its failures taken out as well: the collection still fails.
+    let mut bare = pass.clone();
+    bare["verdict"]["failures"] = serde_json::json!([]);
+    let (code, _, err) = summarize_doc("forged-bare.json", &bare);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("forged-bare.json: not a memdiff JSON report (verdict.status is PASS, but its collections give FAIL and its verdict.failures PASS"),
+        "{err}"
+    );
+    // A collection edited to PASS, its growth failure still in it.
+    let mut collection = doc.clone();
+    let grown = collection["collections"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["status"] == "FAIL")
+        .unwrap();
+    grown["status"] = "PASS".into();
+    grown["exit_code"] = 0.into();
+    let (code, _, err) = summarize_doc("forged-collection.json", &collection);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("collection \"libraries.pmi\" states \"PASS\" (exit code 0) where its failures give FAIL (exit code 1)"),
+        "{err}"
+    );
+    // A failure of no class memdiff writes.
+    let mut class = doc.clone();
+    class["verdict"]["failures"][0]["class"] = "MEH".into();
+    let (code, _, err) = summarize_doc("forged-class.json", &class);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("whose class is \"MEH\""), "{err}");
+    // The report as memdiff wrote it is read.
+    let (code, out, err) = summarize_doc("forged-none.json", &doc);
+    assert_eq!(code, 1, "{out}{err}");
+}
+
+#[test]
+fn the_first_lines_name_the_verdict_over_all_platforms_and_every_platform_that_did_not_pass() {
+    let incomplete = incomplete_report("reorder-incomplete");
+    let fail = platform_report("reorder-fail", 5, 200.0);
+    let pass = platform_report("reorder-pass", 1, 0.0);
+    let md = tmp("reorder.md");
+    let (code, out, err) = cli(&[
+        "summarize",
+        "--platform",
+        "linux arm64",
+        s(&incomplete),
+        "--platform",
+        "linux x64",
+        s(&pass),
+        "--platform",
+        "windows x86",
+        s(&fail),
+        "--md",
+        s(&md),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    let lines: Vec<&str> = md.lines().collect();
+    // Listed after the incomplete one, the regression was not in the first lines.
+    assert_eq!(
+        lines[0],
+        "## jitarena memdiff over 3 platforms: ❌ INCOMPLETE, FAIL (exit 1)"
+    );
+    assert!(
+        lines[2].starts_with("**FAIL**: windows x86: collection libraries.pmi: kind LSRA grew"),
+        "{md}"
+    );
+    assert!(
+        lines[4].starts_with("**INCOMPLETE**: linux arm64: collection only.base:"),
+        "{md}"
+    );
+    assert!(!lines[..8].iter().any(|l| l.contains("linux x64")), "{md}");
+}
+
+#[test]
+fn a_report_with_byte_order_marks_or_a_schema_version_of_3_0_is_read() {
+    let json = platform_report("encodings", 2, 0.0);
+    let text = std::fs::read_to_string(&json).unwrap();
+    for (name, marks) in [("bom1.json", "\u{FEFF}"), ("bom2.json", "\u{FEFF}\u{FEFF}")] {
+        let path = tmp(name);
+        std::fs::write(&path, format!("{marks}{text}")).unwrap();
+        let (code, out, err) = cli(&["summarize", "--platform", "p", s(&path)]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+    }
+    let mut doc = doc_of(&json);
+    doc["schema_version"] = serde_json::json!(3.0);
+    let (code, out, err) = summarize_doc("schema-3.0.json", &doc);
+    assert_eq!(code, 0, "{out}{err}");
+    for (name, version, says) in [
+        (
+            "schema-text.json",
+            serde_json::json!("3"),
+            "schema_version is \"3\", not a number",
+        ),
+        (
+            "schema-2.5.json",
+            serde_json::json!(2.5),
+            "schema_version 2.5; this jitarena reads 3",
+        ),
+        (
+            "schema-none.json",
+            serde_json::Value::Null,
+            "(no schema_version)",
+        ),
+    ] {
+        doc["schema_version"] = version;
+        let (code, _, err) = summarize_doc(name, &doc);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}: not a memdiff JSON report")) && err.contains(says),
+            "{name}: {err}"
+        );
+    }
+}

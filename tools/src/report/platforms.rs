@@ -1,8 +1,10 @@
 //! One summary over every platform: the JSON reports of several memdiff runs (one per host and
 //! target: windows x64, windows x86, linux x64, ...) merged into one markdown page, a section
 //! per platform, as the .NET JIT's replay pipeline summarizes its code-size and throughput
-//! diffs. The verdict is the worst of the platforms', and names the platform and collection
-//! that decided it.
+//! diffs. The verdict joins the platforms' (INCOMPLETE when one is, FAIL when one found a
+//! regression), and the first lines name every platform that did not pass, the worst first.
+//! Each report's verdict is recomputed from its own failures and collections, and a report
+//! whose stated verdict disagrees is refused.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -69,16 +71,11 @@ pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
     };
     let bytes = std::fs::read(path).map_err(|e| jitarena::format::io_error(path, "read", &e))?;
     let text = String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text"))?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
-    match doc["schema_version"].as_u64() {
-        Some(SCHEMA) => {}
-        Some(v) => {
-            return Err(bad(&format!(
-                "schema_version {v}; this jitarena reads {SCHEMA}"
-            )))
-        }
-        None => return Err(bad("no schema_version")),
-    }
+    // Byte order marks in front (an editor's, or two from a file re-encoded twice) are no
+    // part of the JSON: serde_json would refuse the first as a syntax error.
+    let doc: Value = serde_json::from_str(text.trim_start_matches('\u{FEFF}'))
+        .map_err(|e| bad(&e.to_string()))?;
+    check_schema(&doc["schema_version"]).map_err(|what| bad(&what))?;
     let verdict = &doc["verdict"];
     let text_of = |v: &Value, what: &str| v.as_str().map(String::from).ok_or_else(|| bad(what));
     // A status is one memdiff writes; the exit code is the one that status gives.
@@ -131,6 +128,7 @@ pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
             ))
         })
         .collect::<Result<Vec<_>, Error>>()?;
+    check_verdict(&doc, &status).map_err(|what| bad(&what))?;
     Ok(PlatformReport {
         status,
         exit_code,
@@ -140,6 +138,93 @@ pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
         collections,
         not_compared,
     })
+}
+
+/// Checks a report's `schema_version`: a number equal to [`SCHEMA`] (JSON writes `3` and
+/// `3.0` alike); the error says what it holds instead.
+fn check_schema(v: &Value) -> Result<(), String> {
+    match v {
+        Value::Null => Err("no schema_version".into()),
+        Value::Number(n) if n.as_f64() == Some(SCHEMA as f64) => Ok(()),
+        Value::Number(n) => Err(format!("schema_version {n}; this jitarena reads {SCHEMA}")),
+        other => Err(format!(
+            "schema_version is {}, not a number; this jitarena reads {SCHEMA}",
+            cut(&other.to_string())
+        )),
+    }
+}
+
+/// A value from a report as a message shows it: at most 100 characters.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(100) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// Whether a JSON list of failures holds one of each class: (INCOMPLETE, FAIL).
+fn classes(failures: &Value, what: &str) -> Result<(bool, bool), String> {
+    let list = failures.as_array().ok_or_else(|| format!("no {what}"))?;
+    let (mut incomplete, mut regression) = (false, false);
+    for f in list {
+        match f["class"].as_str() {
+            Some("INCOMPLETE") => incomplete = true,
+            Some("FAIL") => regression = true,
+            _ => {
+                return Err(format!(
+                    "a failure of {what} whose class is {}, not INCOMPLETE or FAIL",
+                    cut(&f["class"].to_string())
+                ))
+            }
+        }
+    }
+    Ok((incomplete, regression))
+}
+
+/// The verdict a report's own findings give, checked against the verdict it states (`status`,
+/// already checked against its exit code): each collection's status from its coverage
+/// failures and its growth failures; the report's from its collections, the collections not
+/// compared (and no collection at all), and from its list of failures. A report edited to PASS
+/// while still listing a failure, or with a failure taken out but its collection still
+/// failing, is refused.
+fn check_verdict(doc: &Value, status: &str) -> Result<(), String> {
+    let collections = doc["collections"].as_array().ok_or("no collections")?;
+    let not_compared = doc["one_sided"].as_array().map_or(0, Vec::len);
+    let mut incomplete = not_compared > 0 || collections.is_empty();
+    let mut regression = false;
+    for c in collections {
+        let name = cut(c["name"].as_str().unwrap_or_default());
+        let (cov, _) = classes(&c["coverage_failures"], "a collection's coverage_failures")?;
+        let (_, grew) = classes(
+            &c["diff"]["verdict"]["failures"],
+            "a collection's diff.verdict.failures",
+        )?;
+        let found = Status::of(cov, grew);
+        let stated = (c["status"].as_str(), c["exit_code"].as_u64());
+        if stated != (Some(found.label()), Some(found.exit_code().into())) {
+            return Err(format!(
+                "collection {name:?} states {} (exit code {}) where its failures give {} (exit code {}): the report was edited, or is not memdiff's",
+                cut(&c["status"].to_string()),
+                cut(&c["exit_code"].to_string()),
+                found.label(),
+                found.exit_code()
+            ));
+        }
+        incomplete |= cov;
+        regression |= grew;
+    }
+    let from_collections = Status::of(incomplete, regression);
+    let (listed_incomplete, listed_regression) =
+        classes(&doc["verdict"]["failures"], "verdict.failures")?;
+    let from_failures = Status::of(listed_incomplete, listed_regression);
+    if status != from_collections.label() || status != from_failures.label() {
+        return Err(format!(
+            "verdict.status is {status}, but its collections give {} and its verdict.failures {}: the report was edited, or is not memdiff's",
+            from_collections.label(),
+            from_failures.label()
+        ));
+    }
+    Ok(())
 }
 
 /// All contexts, MinOpts and FullOpts of a JSON list of groups (a group absent: nothing).
@@ -178,15 +263,46 @@ fn icon(status: &str) -> &'static str {
     }
 }
 
-/// The summary over every platform, in markdown: the verdict and the platform that decided
-/// it, a table of the platforms, then a section per platform.
+/// Whether a status is (incomplete, a regression).
+fn parts(status: &str) -> (bool, bool) {
+    match Status::from_label(status) {
+        Some(Status::Fail) => (false, true),
+        Some(Status::Incomplete) => (true, false),
+        Some(Status::IncompleteAndFail) => (true, true),
+        Some(Status::Pass) | None => (false, false),
+    }
+}
+
+/// How bad a status is, for ordering platforms: a regression found (with coverage broken as
+/// well, then alone) before coverage broken alone.
+fn severity(status: &str) -> u8 {
+    match parts(status) {
+        (true, true) => 3,
+        (false, true) => 2,
+        (true, false) => 1,
+        (false, false) => 0,
+    }
+}
+
+/// The verdict over every platform, as memdiff joins collections: INCOMPLETE when any
+/// platform is, FAIL when any found a regression, INCOMPLETE, FAIL when both (on one platform
+/// or on two).
+pub fn overall_status(platforms: &[(String, PlatformReport)]) -> Status {
+    let (incomplete, regression) = platforms
+        .iter()
+        .map(|(_, p)| parts(&p.status))
+        .fold((false, false), |(i, r), (pi, pr)| (i || pi, r || pr));
+    Status::of(incomplete, regression)
+}
+
+/// The summary over every platform, in markdown: the verdict over all platforms, then every
+/// platform that did not pass with its verdict and why (the worst first: a regression before
+/// coverage alone, then in the order given), a table of the platforms, then a section per
+/// platform.
 pub fn render_platforms_markdown(platforms: &[(String, PlatformReport)]) -> String {
     let mut o = String::new();
     let worst = worst_exit(platforms);
-    let deciding = platforms
-        .iter()
-        .find(|(_, p)| p.exit_code == worst && worst > 0);
-    let status = deciding.map_or("PASS", |(_, p)| p.status.as_str());
+    let status = overall_status(platforms).label();
     let _ = writeln!(
         o,
         "## jitarena memdiff over {} platform{}: {} {status} (exit {worst})",
@@ -194,20 +310,23 @@ pub fn render_platforms_markdown(platforms: &[(String, PlatformReport)]) -> Stri
         if platforms.len() == 1 { "" } else { "s" },
         icon(status)
     );
-    let _ = writeln!(o);
-    match deciding {
-        Some((name, p)) => {
-            let _ = writeln!(
-                o,
-                "**{}**: {}: {}",
-                p.status,
-                md_text(&shown(name)),
-                md_text(&p.headline)
-            );
-        }
-        None => {
-            let _ = writeln!(o, "**PASS**: every platform passed");
-        }
+    let mut deciding: Vec<&(String, PlatformReport)> =
+        platforms.iter().filter(|(_, p)| p.exit_code > 0).collect();
+    // Stable: platforms of one status stay in the order given.
+    deciding.sort_by_key(|(_, p)| std::cmp::Reverse(severity(&p.status)));
+    for (name, p) in &deciding {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "**{}**: {}: {}",
+            p.status,
+            md_text(&shown(name)),
+            md_text(&p.headline)
+        );
+    }
+    if deciding.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "**PASS**: every platform passed");
     }
     let _ = writeln!(o);
     let _ = writeln!(
