@@ -11,8 +11,11 @@
  * at once by jitarena_reset() or jitarena_destroy(). Every request carries a *kind* (the .NET
  * JIT's CMK_* values, say), and optionally the arena is told the current *phase*. The arena
  * counts requested bytes and allocations per kind on its inline fast path (one addition to the
- * kind's packed counter, which holds both), and bytes per phase (and, on request, per phase and
- * kind) out of line, at phase switches.
+ * kind's packed counter, which holds both), and bytes used per phase from inline phase marks
+ * that the library reads out of line (and, on request, bytes per phase and kind).
+ *
+ * What it costs, all included, against the JIT's own arena (round to 8, bump, compare, pages
+ * from the host) and its own phase calls: BENCHMARKS.md, "The whole cost".
  *
  *   jitarena_config cfg;
  *   jitarena_config_init(&cfg);
@@ -105,7 +108,7 @@ extern "C" {
 
 /** Version of this ABI. jitarena_abi_version() returns the version the library was built with;
  *  a caller should refuse to run when the two differ. */
-#define JITARENA_ABI_VERSION 3u
+#define JITARENA_ABI_VERSION 4u
 
 /** Kinds 0 .. JITARENA_MAX_KINDS-1 can be named; every allocation with a kind at or above
  *  kind_count is counted in the invalid-kind bucket. */
@@ -123,9 +126,9 @@ extern "C" {
 /** At most this many phases can be named. */
 #define JITARENA_MAX_PHASES 1024u
 
-/** jitarena_set_phase() with this value (or any phase >= phase_count) attributes bytes to the
- *  "no phase" bucket, which is also where bytes go before the first jitarena_set_phase(). Pass it
- *  to jitarena_phase_bytes() to read that bucket. */
+/** A phase mark with this value (or any phase >= phase_count) names the "no phase" bucket,
+ *  which is also where bytes go before the first mark and between the JIT's phases. Pass it to
+ *  jitarena_phase_bytes() to read that bucket. */
 #define JITARENA_NO_PHASE 0xFFFFFFFFu
 
 /** The longest jitarena_config.build_id, in bytes. */
@@ -193,10 +196,11 @@ typedef struct jitarena_config {
     /** Unused; 0. Keeps kinds_by_phase past the end of a config from an older header on every
      *  target (on 32-bit ARM the old struct's tail padding would otherwise hold it). */
     uint32_t reserved;
-    /** Non-zero: record the bytes per (phase, kind), read with jitarena_phase_kind_bytes() and
-     *  written into each method's record. Computed at phase switches (and at reads and
-     *  jitarena_method_done()) from the kind counters, so the allocation path costs the same
-     *  either way. 0 (the default, and what a config from an older header gets): off. */
+    /** Non-zero: record the bytes requested per (phase, kind), read with
+     *  jitarena_phase_kind_bytes() and written into each method's record. Computed at every
+     *  phase mark (then out of line: it subtracts the kind counters) from the kind counters, so
+     *  the allocation path costs the same either way. 0 (the default, and what a config from an
+     *  older header gets): off. */
     uint32_t kinds_by_phase;
     /** Unused; 0. Keeps build_id past the end of a config from an older header on every target
      *  (on 32-bit ARM the old struct's tail padding would otherwise hold it). */
@@ -211,22 +215,53 @@ typedef struct jitarena_config {
 /** An arena. Opaque but for its first member, the public head that the inline fast path uses. */
 typedef struct jitarena jitarena;
 
-/** The first member of every arena: the bump window and the per-kind counters of the inline
- *  path. Read it only through the functions below; the layout is part of the ABI version. */
+/** One phase mark of jitarena_phase_begin(), jitarena_phase_end() or jitarena_set_phase(), as
+ *  the inline path writes it into the arena's head: where the cursor stood, the phase and what
+ *  the mark does (JITARENA_MARK_*). The library reads the marks later (at a new page, a read or
+ *  the end of a method) and attributes the bytes between them. */
+typedef struct jitarena_mark {
+    /** The arena's cursor at the mark. */
+    uintptr_t cursor;
+    /** The phase the call named. */
+    uint32_t phase;
+    /** JITARENA_MARK_SWITCH, JITARENA_MARK_BEGIN or JITARENA_MARK_END. */
+    uint32_t op;
+} jitarena_mark;
+
+/** jitarena_mark.op: jitarena_set_phase(), jitarena_phase_begin(), jitarena_phase_end(). */
+#define JITARENA_MARK_SWITCH 0u
+#define JITARENA_MARK_BEGIN 1u
+#define JITARENA_MARK_END 2u
+
+/** Phase marks the head holds before the library must read them (out of line, in
+ *  jitarena_phase_mark_slow()). */
+#define JITARENA_MARKS 64u
+
+/** The first member of every arena: the bump window, the per-kind counters of the inline path
+ *  and the phase marks not yet read. Read it only through the functions below; the layout is
+ *  part of the ABI version. */
 typedef struct jitarena_head {
     /** Next free byte of the current page; always a multiple of 8. */
     uintptr_t cursor;
-    /** End of the bump window: at most a quarter page past the cursor, so that larger
-     *  requests reach the slow path and get a page of their own. cursor == limit forces the
-     *  slow path (the arena keeps it so while it records a trace). */
+    /** End of the bump window: the end of the current page, so that only a request that does
+     *  not fit the page (or of size 0) reaches the slow path. cursor == limit forces the slow
+     *  path (the arena keeps it so while it records a trace). */
     uintptr_t limit;
+    /** Byte offset into `marks` of the next mark the inline path writes. */
+    size_t mark_at;
+    /** Byte offset into `marks` past the last mark the inline path may write: the marks'
+     *  size, or 0 (an arena recording a trace or kinds by phase), which sends every mark to
+     *  jitarena_phase_mark_slow(). */
+    size_t mark_end;
     /** Per kind slot, what the inline path counted since the library last drained the slot
      *  into its 64-bit totals: allocations in the high 32 bits, bytes requested (before
      *  rounding) in the low 32 bits. Each inline allocation adds
-     *  JITARENA_PACKED_ONE + size. The slow path drains every slot before the bytes it lets
-     *  the inline path hand out (at most a quarter page per window) could carry out of the low
-     *  half, so the halves never mix; the readers add these to the totals. */
+     *  JITARENA_PACKED_ONE + size. The slow path drains every slot before the bytes handed out
+     *  since the last drain (pages, each at most 1 GiB) could carry out of the low half, so
+     *  the halves never mix; the readers add these to the totals. */
     uint64_t kind_packed[JITARENA_KIND_SLOTS];
+    /** Phase marks not yet read (mark_at bytes of them). */
+    jitarena_mark marks[JITARENA_MARKS];
 } jitarena_head;
 
 /** One inline allocation in a packed counter (jitarena_head.kind_packed): a count of 1 in the
@@ -332,31 +367,36 @@ static inline jitarena_kind_slot jitarena_kind_slot_of(uint32_t kind) {
     return (jitarena_kind_slot)(kind < JITARENA_MAX_KINDS ? kind : JITARENA_MAX_KINDS);
 }
 
+/** What jitarena_alloc_slot_or() calls when a request fails: the JIT's out-of-memory path
+ *  (which may throw or long-jump from here: it runs in the caller's code, never inside the
+ *  library), or a function that returns a block from elsewhere, or NULL. */
+typedef void* (*jitarena_on_failure)(jitarena* arena, size_t size, jitarena_kind_slot slot);
+
 /**
- * Allocates size bytes counted in kind slot `slot` (from jitarena_kind_slot_of()). Returns
- * what jitarena_alloc() returns, and counts the same way; the kind needs no clamp here.
+ * Allocates size bytes counted in kind slot `slot` (from jitarena_kind_slot_of()), as
+ * jitarena_alloc_slot(); when the request fails, returns on_failure(arena, size, slot)
+ * instead (NULL: returns NULL). The failure is tested on the out-of-line path alone, so a
+ * caller that routes failures to on_failure has no test of the result on the inline path.
  *
- * Fast path: a bump of the cursor and one addition to the slot's packed counter (its count and
- * bytes), no call, no lock. With JITARENA_NO_COUNTERS defined before this header, the addition
- * is compiled out (to measure its cost); such allocations are then not counted.
+ * `arena` must be a live arena: this inline path reads it without a check (NULL included).
  */
-static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_kind_slot slot) {
+static inline void* jitarena_alloc_slot_or(jitarena* arena, size_t size, jitarena_kind_slot slot,
+                                           jitarena_on_failure on_failure) {
     jitarena_head* head = (jitarena_head*)arena;
-    /* Rounded to 8; 0 for size 0 and for sizes that wrap, both of which take the slow path
-     * through the unsigned "rounded - 1" below. */
-    size_t rounded = (size + 7u) & ~(size_t)7u;
-    uintptr_t cursor;
-    if (JITARENA_UNLIKELY(head == NULL)) {
-        return jitarena_alloc_slow(arena, size, slot);
+    uintptr_t cursor = head->cursor;
+    /* Size 0 wraps to the largest size: the slow path, which gives it a distinct block. A size
+     * within the window (which ends within a page, on a multiple of 8) rounds up within it. */
+    if (JITARENA_UNLIKELY(size - 1u >= (size_t)(head->limit - cursor))) {
+        void* block = jitarena_alloc_slow(arena, size, slot);
+        if (on_failure != NULL && block == NULL) {
+            return on_failure(arena, size, slot);
+        }
+        return block;
     }
-    cursor = head->cursor;
-    if (JITARENA_UNLIKELY(rounded - 1u >= (size_t)(head->limit - cursor))) {
-        return jitarena_alloc_slow(arena, size, slot);
-    }
-    head->cursor = cursor + rounded;
+    head->cursor = cursor + ((size + 7u) & ~(size_t)7u);
 #ifndef JITARENA_NO_COUNTERS
     {
-        /* size <= the window (a quarter page) here: it stays in the low half. */
+        /* size <= the window (at most a page) here: it stays in the low half. */
         uint64_t add = JITARENA_PACKED_ONE + size;
 #if defined(__clang__)
         /* Keeps clang from splitting the addition into load, add, add, store (it reassociates
@@ -372,27 +412,103 @@ static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_k
 }
 
 /**
+ * Allocates size bytes counted in kind slot `slot` (from jitarena_kind_slot_of()). Returns
+ * what jitarena_alloc() returns, and counts the same way; the kind needs no clamp here.
+ *
+ * `arena` must be a live arena: this inline path reads it without a check (NULL included),
+ * as the JIT's own allocator reads its arena. jitarena_alloc() accepts NULL.
+ *
+ * Fast path: a compare with the window, a bump of the cursor and one addition to the slot's
+ * packed counter (its count and bytes), no call, no lock. With JITARENA_NO_COUNTERS defined
+ * before this header, the addition is compiled out (to measure its cost); such allocations
+ * are then not counted.
+ */
+static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_kind_slot slot) {
+    return jitarena_alloc_slot_or(arena, size, slot, (jitarena_on_failure)NULL);
+}
+
+/**
  * Allocates size bytes of kind `kind`. Returns memory aligned to at least 8 bytes that overlaps
  * no other live allocation of any arena, or NULL when the arena is NULL, memory is exhausted,
  * the size cannot be represented or the limit would be exceeded; jitarena_failure() then says
  * why. A size of 0 returns a distinct 8-byte block. A kind >= kind_count is counted in the
  * invalid-kind bucket. The memory is uninitialised and stays valid until reset or destroy.
  *
- * Fast path: jitarena_alloc_slot() with jitarena_kind_slot_of(kind): a bump of the cursor,
- * one counter addition, and a clamp of the kind that a constant kind folds away (a JIT's
- * allocator object holding a run-time kind saves the clamp by holding its slot instead).
+ * Fast path: jitarena_alloc_slot() with jitarena_kind_slot_of(kind), after a test of the arena
+ * against NULL: a bump of the cursor, one counter addition, and a clamp of the kind that a
+ * constant kind folds away (a JIT's allocator object holding a run-time kind saves the clamp by
+ * holding its slot instead).
  */
 static inline void* jitarena_alloc(jitarena* arena, size_t size, uint32_t kind) {
+    if (JITARENA_UNLIKELY(arena == NULL)) {
+        return jitarena_alloc_slow(arena, size, kind);
+    }
     return jitarena_alloc_slot(arena, size, jitarena_kind_slot_of(kind));
 }
 
 /* ---- Phases ------------------------------------------------------------------------------- */
 
-/** From now on, bytes are attributed to `phase` (JITARENA_NO_PHASE or an out-of-range value:
- *  the "no phase" bucket). Out of line; it sums the 256 kind counters (about 300 instructions
- *  in all; with kinds_by_phase on, also one subtraction per configured kind), so the fast path
- *  pays nothing for phases. NULL is ignored. */
-void jitarena_set_phase(jitarena* arena, uint32_t phase);
+/*
+ * Phase bytes are the arena's bytes used (each request rounded up to 8, as jitarena_used_bytes()
+ * counts them, and as the .NET JIT's BytesAllocated measures a method), attributed to the
+ * innermost running phase. They add up to jitarena_used_bytes() exactly, "no phase" included;
+ * the kind bytes count requests before rounding, so a phase holds its kinds' bytes plus their
+ * rounding. (An arena created with kinds_by_phase counts its phases' bytes as requested, before
+ * rounding, so that each phase's kinds add up to it.) The three calls fit the JIT's BeginPhase
+ * and EndPhase as they are:
+ *
+ * - jitarena_phase_begin(a, p): the bytes since the last mark go to the phase running until
+ *   now (or "no phase"), and p runs, inside it.
+ * - jitarena_phase_end(a, p): the bytes since the last mark go to p. When p is the running
+ *   phase, the phase it was begun inside runs again (or "no phase"); otherwise p is a child
+ *   phase ended inside its running parent without being begun (the JIT's LSRA, SSA and
+ *   liveness steps), and the parent goes on running.
+ * - jitarena_set_phase(a, p): the bytes since the last mark go to the running phase, and p
+ *   runs alone (ending it leaves "no phase").
+ *
+ * Each call is inline: it writes one mark (the cursor, the phase, the call) into the arena's
+ * head, about 8 instructions, and nothing else; the library reads the marks out of line when
+ * the head is full (every JITARENA_MARKS marks), at a new page, at a read and at the end of a
+ * method. An arena recording a trace or kinds by phase takes every mark out of line. Phases
+ * out of range (JITARENA_NO_PHASE among them) are "no phase". `arena` must be a live arena:
+ * the marks read it without a check (NULL included).
+ */
+
+/** Out-of-line part of the phase marks: reads the marks in the head, then this one. Call
+ *  jitarena_phase_begin(), jitarena_phase_end() or jitarena_set_phase() instead. */
+void jitarena_phase_mark_slow(jitarena* arena, uint32_t phase, uint32_t op);
+
+/** Writes one phase mark (JITARENA_MARK_* in op): the inline part of the three calls below. */
+static inline void jitarena_phase_mark(jitarena* arena, uint32_t phase, uint32_t op) {
+    jitarena_head* head = (jitarena_head*)arena;
+    size_t at = head->mark_at;
+    jitarena_mark* mark;
+    if (JITARENA_UNLIKELY(at >= head->mark_end)) {
+        jitarena_phase_mark_slow(arena, phase, op);
+        return;
+    }
+    mark = (jitarena_mark*)((char*)head->marks + at);
+    mark->cursor = head->cursor;
+    mark->phase = phase;
+    mark->op = op;
+    head->mark_at = at + sizeof(jitarena_mark);
+}
+
+/** Begins `phase` inside the running one (the JIT's BeginPhase). */
+static inline void jitarena_phase_begin(jitarena* arena, uint32_t phase) {
+    jitarena_phase_mark(arena, phase, JITARENA_MARK_BEGIN);
+}
+
+/** Ends `phase`: the running one, or a child ended inside it (the JIT's EndPhase). */
+static inline void jitarena_phase_end(jitarena* arena, uint32_t phase) {
+    jitarena_phase_mark(arena, phase, JITARENA_MARK_END);
+}
+
+/** From now on, bytes are attributed to `phase` alone (JITARENA_NO_PHASE or an out-of-range
+ *  value: the "no phase" bucket), for a compiler whose passes do not nest. */
+static inline void jitarena_set_phase(jitarena* arena, uint32_t phase) {
+    jitarena_phase_mark(arena, phase, JITARENA_MARK_SWITCH);
+}
 
 /* ---- Readers (NULL arena: 0) -------------------------------------------------------------- */
 
@@ -406,10 +522,12 @@ uint64_t jitarena_kind_bytes(const jitarena* arena, uint32_t kind);
 /** Number of allocations with `kind`; JITARENA_INVALID_KIND as for jitarena_kind_bytes(). */
 uint64_t jitarena_kind_count(const jitarena* arena, uint32_t kind);
 
-/** Bytes requested while `phase` was current; JITARENA_NO_PHASE reads the "no phase" bucket. */
+/** Bytes used (requests rounded up to 8) while `phase` was the innermost running phase (see
+ *  "Phases"); JITARENA_NO_PHASE reads the "no phase" bucket. The phases' bytes add up to
+ *  jitarena_used_bytes(). */
 uint64_t jitarena_phase_bytes(const jitarena* arena, uint32_t phase);
 
-/** Bytes requested with `kind` while `phase` was current, for an arena created with
+/** Bytes requested with `kind` while `phase` was the innermost running one, for an arena created with
  *  kinds_by_phase on (else 0). JITARENA_NO_PHASE (or any phase >= phase_count) reads the "no
  *  phase" bucket; JITARENA_INVALID_KIND the invalid-kind bucket; other kinds >= kind_count 0. */
 uint64_t jitarena_phase_kind_bytes(const jitarena* arena, uint32_t phase, uint32_t kind);
@@ -429,7 +547,7 @@ uint64_t jitarena_reserved_bytes(const jitarena* arena);
 /** Pages currently held (normal and large). */
 uint64_t jitarena_page_count(const jitarena* arena);
 
-/** The largest single request, in bytes: exact whenever it exceeds a quarter page (16 KiB by
+/** The largest single request, in bytes: exact whenever it exceeds the page size (64 KiB by
  *  default), as every such request takes the out-of-line path; otherwise the largest request
  *  that took that path (a lower bound), as comparing on the inline path would cost two more
  *  instructions per allocation. */

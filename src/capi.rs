@@ -406,15 +406,16 @@ pub unsafe extern "C" fn jitarena_alloc_slow(
     })
 }
 
-/// Switches the current phase.
+/// The out-of-line part of a phase mark: the head's marks read, then this one.
 ///
 /// # Safety
 /// `arena` is NULL or a live arena used by this thread only.
 #[no_mangle]
-pub unsafe extern "C" fn jitarena_set_phase(arena: *mut jitarena, phase: u32) {
+pub unsafe extern "C" fn jitarena_phase_mark_slow(arena: *mut jitarena, phase: u32, op: u32) {
     guard((), || {
-        // SAFETY: forwarded contract.
-        unsafe { arena_mut(arena)? }.set_phase(phase);
+        // SAFETY: forwarded contract. Taken on trust as the inline path's other slow path is:
+        // the inline mark has read the head through this pointer already.
+        unsafe { arena_from_inline_path(arena)? }.mark_slow(phase, op);
         Ok(())
     })
 }
@@ -445,8 +446,6 @@ reader! {
     jitarena_kind_bytes(kind: u32) -> u64 = |a| a.kind_bytes(kind);
     /// Allocations with a kind.
     jitarena_kind_count(kind: u32) -> u64 = |a| a.kind_count(kind);
-    /// Bytes requested in a phase.
-    jitarena_phase_bytes(phase: u32) -> u64 = |a| a.phase_bytes(phase);
     /// Bytes requested with a kind in a phase (kinds by phase on; else 0).
     jitarena_phase_kind_bytes(phase: u32, kind: u32) -> u64 = |a| a.phase_kind_bytes(phase, kind);
     /// Bytes requested, all kinds.
@@ -467,6 +466,19 @@ reader! {
     jitarena_kind_count_configured() -> u32 = |a| a.schema.kinds.len() as u32;
     /// The configured number of phases.
     jitarena_phase_count_configured() -> u32 = |a| a.schema.phases.len() as u32;
+}
+
+/// Bytes used in a phase (the marks in the head read first).
+///
+/// # Safety
+/// `arena` is NULL or a live arena used by this thread only.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_phase_bytes(arena: *const jitarena, phase: u32) -> u64 {
+    guard(0, || {
+        // SAFETY: forwarded contract; the arena is this thread's for the call, and reading its
+        // marks changes no count (the header's `const` is the caller's view).
+        Ok(unsafe { arena_mut(arena.cast_mut()) }.map_or(0, |a| a.phase_bytes(phase)))
+    })
 }
 
 /// A C string argument as UTF-8, or `None` for NULL; invalid UTF-8 is replaced.

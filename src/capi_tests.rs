@@ -55,7 +55,6 @@ fn a_destroyed_arena_is_refused_without_reading_its_memory() {
             "{}",
             last_error()
         );
-        jitarena_set_phase(arena, 0);
         assert_eq!(jitarena_total_bytes(arena), 0);
         assert_eq!(jitarena_failure(arena), 0);
         assert_eq!(
@@ -80,7 +79,7 @@ fn a_pointer_to_something_else_is_refused_without_reading_it() {
     let p = ptr::from_mut(&mut not_an_arena).cast::<jitarena>();
     // SAFETY: as above: the pointer is refused before any read.
     unsafe {
-        jitarena_set_phase(p, 1);
+        assert_eq!(jitarena_phase_bytes(p, 1), 0);
         assert_eq!(jitarena_kind_count_configured(p), 0);
         jitarena_destroy(p);
     }
@@ -162,7 +161,8 @@ fn an_old_config_size_leaves_kinds_by_phase_off() {
         unsafe {
             let arena = jitarena_create(&cfg);
             assert!(!arena.is_null(), "{}", last_error());
-            jitarena_set_phase(arena, 0);
+            // Kinds by phase: every mark out of line, as the header's inline mark sends it.
+            jitarena_phase_mark_slow(arena, 0, crate::sys::JITARENA_MARK_SWITCH);
             assert!(!jitarena_alloc_slow(arena, 40, 1).is_null());
             assert_eq!(jitarena_phase_kind_bytes(arena, 0, 1), want, "size {size}");
             assert_eq!(jitarena_phase_bytes(arena, 0), 40);
@@ -192,7 +192,7 @@ fn method_counts_carry_the_nonzero_phase_kind_bytes_sorted() {
     alloc(17, 0);
     let mut counts = crate::counters::MethodCounts::default();
     // SAFETY: the arena is live and only read here.
-    let raw = unsafe { &*arena.as_c_ptr().cast::<RawArena>() };
+    let raw = unsafe { &mut *arena.as_c_ptr().cast::<RawArena>() };
     raw.fill_counts(&mut counts).unwrap();
     assert_eq!(
         counts.phase_kind_bytes,
@@ -201,7 +201,7 @@ fn method_counts_carry_the_nonzero_phase_kind_bytes_sorted() {
     let off = crate::Arena::new(&crate::Config::new(&["A"])).unwrap();
     off.alloc_bytes(8, crate::Kind(0)).unwrap();
     // SAFETY: as above.
-    unsafe { &*off.as_c_ptr().cast::<RawArena>() }
+    unsafe { &mut *off.as_c_ptr().cast::<RawArena>() }
         .fill_counts(&mut counts)
         .unwrap();
     assert!(counts.phase_kind_bytes.is_empty());
@@ -226,7 +226,8 @@ fn phase_kind_bytes_with_bad_arguments_and_no_phases() {
     // dangling pointer only given to readers, which refuse it from the registry.
     unsafe {
         assert_eq!(jitarena_phase_kind_bytes(ptr::null(), 0, 0), 0);
-        jitarena_set_phase(arena, 7); // past the phases: "no phase"
+        // Past the phases: "no phase" (kinds by phase: out of line, as the inline mark sends it).
+        jitarena_phase_mark_slow(arena, 7, crate::sys::JITARENA_MARK_SWITCH);
         assert!(!jitarena_alloc_slow(arena, 24, 0).is_null());
         assert!(!jitarena_alloc_slow(arena, 8, 1).is_null());
         assert!(!jitarena_alloc_slow(arena, 40, 9).is_null()); // the invalid bucket

@@ -36,7 +36,8 @@ pub const NO_PHASE_NAME: &str = "(no phase)";
 
 impl Schema {
     /// A schema after checking its names: at most 255 kinds and 1024 phases, each name 1 to 255
-    /// bytes with no white space or control characters, unique within its list.
+    /// bytes with no control characters and no white space at either end (spaces inside, as in
+    /// the .NET JIT's "Morph - Inlining", are names' own), unique within its list.
     pub fn new(kinds: Vec<String>, phases: Vec<String>) -> Result<Schema, Error> {
         check_names(
             "kind",
@@ -213,7 +214,9 @@ fn check_names(
     let bad = |name: &String| {
         name.is_empty()
             || name.len() > MAX_NAME_LEN
-            || name.chars().any(|c| c.is_whitespace() || c.is_control())
+            || name.chars().any(char::is_control)
+            || name.starts_with(char::is_whitespace)
+            || name.ends_with(char::is_whitespace)
     };
     // Repeats are looked for among the names before the first bad one, which are short.
     let good = names.iter().position(bad).unwrap_or(names.len());
@@ -230,7 +233,7 @@ fn check_names(
                     Quoted(name),
                     ": a name is 1 to ",
                     MAX_NAME_LEN,
-                    " bytes without spaces or control characters"
+                    " bytes of UTF-8 without control characters (tabs and line breaks among them) and without white space at either end; spaces and punctuation inside are allowed, as in \"Morph - Inlining\""
                 ),
             ));
         }

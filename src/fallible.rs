@@ -36,6 +36,23 @@ pub(crate) fn boxed_or_back<T>(value: T) -> Result<Box<T>, T> {
     }
 }
 
+/// A box of zeroed memory (from `alloc_zeroed`, which a fresh allocation may give without
+/// writing it), or `None` when the memory cannot be had.
+///
+/// # Safety
+/// All-zero bytes are a valid `T`, and `T` has a non-zero size.
+pub(crate) unsafe fn boxed_zeroed<T>() -> Option<Box<T>> {
+    let layout = Layout::new::<T>();
+    // SAFETY: the layout has a non-zero size per the contract.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` is a fresh allocation of `T`'s layout from the global allocator (what `Box`
+    // frees with), and its zero bytes are a valid `T` per the contract.
+    Some(unsafe { Box::from_raw(p) })
+}
+
 /// `vec![value; n]`, or `None` when the memory cannot be had.
 pub(crate) fn filled<T: Clone>(value: T, n: usize) -> Option<Vec<T>> {
     let mut v = Vec::new();

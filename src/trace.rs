@@ -311,9 +311,10 @@ impl TextTrace {
         }
         let mut words = text.split_whitespace();
         let verb = words.next().unwrap_or_default();
+        let rest = text.get(verb.len()..).unwrap_or_default();
         match verb {
             "method" => self.method(words),
-            "phase" | "alloc" => self.event(verb, words),
+            "phase" | "alloc" => self.event(verb, rest),
             other => Err(format!("unknown line `{other}` (a trace has `method`, `phase` and `alloc` lines): not a trace?")),
         }
     }
@@ -340,39 +341,34 @@ impl TextTrace {
         Ok(())
     }
 
-    /// A `phase <name>` or `alloc <kind> <size>` line's `words` after `verb`: an event of the
-    /// last method.
-    fn event<'a>(
-        &mut self,
-        verb: &str,
-        mut words: impl Iterator<Item = &'a str>,
-    ) -> Result<(), String> {
+    /// A `phase <name>` or `alloc <kind> <size>` line's text after `verb`: an event of the
+    /// last method. A name is the rest of the line (`phase`) or all of it but its last word
+    /// (`alloc`), spaces and all ("Morph - Inlining").
+    fn event(&mut self, verb: &str, rest: &str) -> Result<(), String> {
         let Some((_, events)) = self.methods.last_mut() else {
             return Err(format!("`{verb}` before any `method` line"));
         };
-        let name = words
-            .next()
-            .ok_or_else(|| format!("`{verb}` lacks a name"))?;
+        let rest = rest.trim();
+        if rest.is_empty() {
+            return Err(format!("`{verb}` lacks a name"));
+        }
         if verb == "phase" {
-            let id = if name == "-" {
+            let id = if rest == "-" {
                 JITARENA_NO_PHASE
             } else {
-                self.phases.id(name, JITARENA_MAX_PHASES)?
+                self.phases.id(rest, JITARENA_MAX_PHASES)?
             };
             events.push(phase_event(id));
-        } else {
-            let size = words
-                .next()
-                .and_then(|w| w.parse::<u64>().ok())
-                .ok_or_else(|| {
-                    "expected `alloc <kind> <size>` with a whole-number size".to_string()
-                })?;
-            let id = self.kinds.id(name, JITARENA_MAX_KINDS)?;
-            events.push(alloc_event(id, size));
+            return Ok(());
         }
-        if words.next().is_some() {
-            return Err(format!("unexpected words after `{verb}`"));
-        }
+        let (name, size) = rest
+            .rsplit_once(|c: char| c.is_whitespace())
+            .map(|(name, size)| (name.trim_end(), size.parse::<u64>().ok()))
+            .unwrap_or((rest, None));
+        let size = size
+            .ok_or_else(|| "expected `alloc <kind> <size>` with a whole-number size".to_string())?;
+        let id = self.kinds.id(name, JITARENA_MAX_KINDS)?;
+        events.push(alloc_event(id, size));
         Ok(())
     }
 }

@@ -17,7 +17,6 @@ use failing_alloc::*;
 
 extern "C" {
     fn jitarena_reset(arena: *mut jitarena);
-    fn jitarena_set_phase(arena: *mut jitarena, phase: u32);
     fn jitarena_config_init(config: *mut jitarena_config);
     fn jitarena_create(config: *const jitarena_config) -> *mut jitarena;
     fn jitarena_destroy(arena: *mut jitarena);

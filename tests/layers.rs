@@ -38,6 +38,7 @@ const LIBRARY: &[(&str, &[&str])] = &[
             "arena_core/slots.rs",
             "arena_core/kinds.rs",
             "arena_core/by_phase.rs",
+            "arena_core/phases.rs",
             "arena_core/registry.rs",
             "arena_core/raw.rs",
         ],

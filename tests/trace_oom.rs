@@ -4,7 +4,7 @@
 //! process's, and every arena created while it is open records into it.
 
 mod failing_alloc;
-use failing_alloc::failing_once_at;
+use failing_alloc::{failing_once_at, jitarena_set_phase};
 
 mod c_entry;
 use c_entry::*;

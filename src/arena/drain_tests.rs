@@ -27,13 +27,17 @@ impl Rng {
 }
 
 /// What the arena must report: per kind bucket (the last is the invalid bucket), per phase
-/// (the last is "no phase"), per (phase, kind).
+/// (the last is "no phase": bytes used, each request rounded up to 8, or bytes requested with
+/// kinds by phase on), per (phase, kind)
+/// (bytes requested).
 struct Model {
     bytes: Vec<u64>,
     count: Vec<u64>,
     phase: Vec<u64>,
     phase_kind: Vec<Vec<u64>>,
     current: usize,
+    /// Phases count bytes requested (kinds by phase on), else bytes used.
+    requested: bool,
 }
 
 impl Model {
@@ -44,6 +48,7 @@ impl Model {
             phase: vec![0; phases + 1],
             phase_kind: vec![vec![0; kinds + 1]; phases + 1],
             current: phases,
+            requested: false,
         }
     }
 
@@ -51,7 +56,10 @@ impl Model {
         let k = (kind as usize).min(self.bytes.len() - 1);
         self.bytes[k] += size;
         self.count[k] += 1;
-        self.phase[self.current] += size;
+        self.phase[self.current] += match self.requested {
+            true => size,
+            false => size.max(1).next_multiple_of(8),
+        };
         self.phase_kind[self.current][k] += size;
     }
 }
@@ -133,6 +141,7 @@ fn every_reader_stays_exact_across_drains_and_resets() {
         let bound = [0, 64, page as u64, 5 * page as u64][rng.below(4) as usize];
         arena.raw_mut().kinds.set_drain_at(bound);
         let mut model = Model::new(kind_count, phase_count);
+        model.requested = kinds_by_phase;
         for op in 0..ops {
             let what = format!("seed {seed}, op {op}, bound {bound}");
             match rng.below(200) {
@@ -140,6 +149,7 @@ fn every_reader_stays_exact_across_drains_and_resets() {
                     check(&arena, &model, kinds_by_phase, &what);
                     arena.reset();
                     model = Model::new(kind_count, phase_count);
+                    model.requested = kinds_by_phase;
                 }
                 1..=3 => {
                     let phase = rng.below(phase_count as u64 + 2) as u32;

@@ -5,7 +5,7 @@
 //!
 //! const AST: Kind = Kind(0);
 //! const LSRA: Kind = Kind(1);
-//! let config = Config::new(&["ASTNode", "LSRA"]).phases(&["Import", "RegAlloc"]);
+//! let config = Config::new(&["ASTNode", "LSRA"]).phases(&["Importation", "Linear scan register alloc"]);
 //! let mut arena = Arena::new(&config)?;
 //!
 //! arena.set_phase(Phase(0));
@@ -17,7 +17,8 @@
 //!
 //! let stats = arena.snapshot();
 //! assert_eq!(stats.kind_bytes("ASTNode"), Some(48));
-//! assert_eq!(stats.counters.phase_bytes[1], 12); // RegAlloc
+//! assert_eq!(stats.kind_bytes("LSRA"), Some(12)); // bytes requested
+//! assert_eq!(stats.counters.phase_bytes[1], 16); // bytes used: rounded up to 8
 //! arena.reset(); // the next method: empty again, counters zeroed
 //! assert_eq!(arena.snapshot().counters.total_bytes(), 0);
 //! # Ok::<(), jitarena::Error>(())
@@ -33,7 +34,8 @@ use crate::error::{Error, ErrorCode};
 use crate::message::message;
 use crate::shared::Shared;
 use crate::sys::{
-    JITARENA_DEFAULT_PAGE_SIZE, JITARENA_MAX_KINDS, JITARENA_MAX_PAGE_SIZE, JITARENA_MIN_PAGE_SIZE,
+    JITARENA_DEFAULT_PAGE_SIZE, JITARENA_MARK_BEGIN, JITARENA_MARK_END, JITARENA_MARK_SWITCH,
+    JITARENA_MAX_KINDS, JITARENA_MAX_PAGE_SIZE, JITARENA_MIN_PAGE_SIZE,
 };
 
 /// An allocation kind: an index into the configured kind names. Kinds at or above the
@@ -218,7 +220,7 @@ impl Arena {
     /// Writes this method's counters (what its stats-log record holds) into `out`, reusing its
     /// buffers. Fails only when memory runs out.
     pub fn fill_counts(&self, out: &mut crate::counters::MethodCounts) -> Result<(), Error> {
-        self.raw().fill_counts(out)
+        self.raw_mut().fill_counts(out)
     }
 
     fn raw(&self) -> &RawArena {
@@ -305,11 +307,44 @@ impl Arena {
         Ok(unsafe { NonNull::new_unchecked(p.as_ptr().add(offset)) })
     }
 
-    /// Attributes bytes from now on to `phase`.
+    /// From now on, bytes go to `phase` alone (the header's `jitarena_set_phase`: an inline
+    /// mark, read out of line later).
     pub fn set_phase(&self, phase: Phase) {
-        self.raw_mut().set_phase(phase.0);
+        self.mark(phase.0, JITARENA_MARK_SWITCH);
     }
 
+    /// Begins `phase` inside the running one (the header's `jitarena_phase_begin`).
+    pub fn phase_begin(&self, phase: Phase) {
+        self.mark(phase.0, JITARENA_MARK_BEGIN);
+    }
+
+    /// Ends `phase`, the running one or a child ended inside it (the header's
+    /// `jitarena_phase_end`).
+    pub fn phase_end(&self, phase: Phase) {
+        self.mark(phase.0, JITARENA_MARK_END);
+    }
+
+    /// The header's `jitarena_phase_mark`: one mark into the head, or out of line when the
+    /// head's marks are full or the arena takes them all out of line.
+    #[inline]
+    fn mark(&self, phase: u32, op: u32) {
+        let raw = self.raw_mut();
+        let head = &mut raw.head;
+        let at = head.mark_at;
+        let size = std::mem::size_of::<crate::sys::jitarena_mark>();
+        if at < head.mark_end {
+            if let Some(m) = head.marks.get_mut(at / size) {
+                *m = crate::sys::jitarena_mark {
+                    cursor: head.cursor,
+                    phase,
+                    op,
+                };
+                head.mark_at = at + size;
+                return;
+            }
+        }
+        raw.mark_slow(phase, op);
+    }
     /// Empties the arena for the next method: memory is reused, counters are zeroed.
     pub fn reset(&mut self) {
         self.raw_mut().reset();
@@ -362,7 +397,7 @@ impl Arena {
 
     /// The counters now.
     pub fn snapshot(&self) -> Snapshot {
-        let raw = self.raw();
+        let raw = self.raw_mut();
         Snapshot {
             schema: Shared::clone(&raw.schema),
             counters: raw.counters(),

@@ -26,40 +26,51 @@ const LOW: u64 = PACKED_ONE - 1;
 /// The most bytes the inline path may add to the low halves between two drains.
 pub(crate) const DRAIN_AT: u64 = LOW;
 
+/// The 64-bit totals of the slots, once a drain or a request too large for a low half needed
+/// them.
+pub(crate) struct Totals {
+    /// Bytes per slot.
+    bytes: [u64; SLOTS],
+    /// Allocations per slot.
+    count: [u64; SLOTS],
+}
+
 /// The 64-bit totals behind the head's packed counters.
 pub(crate) struct KindTotals {
-    /// Bytes per slot: drained from the packed counters, plus the slow path's requests.
-    bytes: [u64; SLOTS],
-    /// Allocations per slot, likewise.
-    count: [u64; SLOTS],
-    /// The sum of `bytes` (so that the total reads one array, not two).
+    /// Drained from the packed counters, plus requests too large for a low half; made at the
+    /// first drain (a method that hands out 4 GiB) and kept until the arena is dropped, so that
+    /// creating an arena and a method that hands out less pay nothing for them.
+    totals: Option<Box<Totals>>,
+    /// Whether `totals` may hold a non-zero slot.
+    dirty: bool,
+    /// The sum of the totals' bytes (so that the total reads one array, not two).
     bytes_sum: u64,
-    /// The sum of the windows opened since the last drain: a bound on the low halves' bytes.
+    /// A bound on the low halves' bytes: the windows opened and the slow path's requests since
+    /// the last drain.
     undrained: u64,
     /// Drain before `undrained` would pass this ([`DRAIN_AT`]; smaller in tests).
     drain_at: u64,
     /// The configured kinds: slots from here on are the invalid bucket's.
     named: usize,
-    /// Whether `bytes` or `count` may be non-zero in a slot from `named` to 254 (so that a
-    /// reset and the invalid bucket's readers look only at the packed counters there
-    /// otherwise).
-    unnamed_totals: bool,
     /// Drains so far (tests check that they exercised the drain).
     #[cfg(test)]
     pub(crate) drains: u64,
 }
 
+/// The totals could not be made: memory ran out.
+#[derive(Debug)]
+pub(crate) struct NoMemory;
+
 impl KindTotals {
     /// All zero, for `named` configured kinds.
     pub(crate) fn new(named: usize) -> KindTotals {
         KindTotals {
-            bytes: [0; SLOTS],
-            count: [0; SLOTS],
+            totals: None,
+            dirty: false,
             bytes_sum: 0,
             undrained: 0,
             drain_at: DRAIN_AT,
             named,
-            unnamed_totals: false,
             #[cfg(test)]
             drains: 0,
         }
@@ -71,73 +82,124 @@ impl KindTotals {
         self.drain_at = bytes.min(DRAIN_AT);
     }
 
-    /// Counts one request served by the slow path (directly into the totals).
-    #[inline]
-    pub(crate) fn add(&mut self, slot: usize, size: u64) {
-        let at = slot % SLOTS; // `slot < SLOTS` already: the remainder proves it to the compiler
-        self.bytes[at] = self.bytes[at].wrapping_add(size);
-        self.count[at] = self.count[at].wrapping_add(1);
-        self.bytes_sum = self.bytes_sum.wrapping_add(size);
-        self.unnamed_totals |= slot >= self.named && slot < SLOTS - 1;
+    /// The totals' bytes, if made (none: every slot zero).
+    fn total_bytes_of(&self) -> Option<&[u64; SLOTS]> {
+        self.totals.as_deref().map(|t| &t.bytes)
     }
 
-    /// The slow path is about to let the inline path hand out up to `window` more bytes:
-    /// drains first if the low halves could otherwise reach 2^32.
-    #[inline]
-    pub(crate) fn window_opened(&mut self, packed: &mut [u64; SLOTS], window: usize) {
-        let window = window as u64;
-        // The bound holds: the inline path added at most the windows opened since the drain
-        // (a window opened without this call would break it, and the drain's safety with it).
-        debug_assert!(packed.iter().map(|p| p & LOW).sum::<u64>() <= self.undrained);
-        if self.undrained.saturating_add(window) > self.drain_at {
-            self.drain(packed);
+    /// The totals' counts, if made.
+    fn total_counts_of(&self) -> Option<&[u64; SLOTS]> {
+        self.totals.as_deref().map(|t| &t.count)
+    }
+
+    /// The totals, made on first use.
+    fn totals_mut(&mut self) -> Result<&mut Totals, NoMemory> {
+        if self.totals.is_none() {
+            // SAFETY: `Totals` is two arrays of integers, valid as zero bytes, of 4 KB.
+            let totals = unsafe { crate::fallible::boxed_zeroed::<Totals>() };
+            self.totals = Some(totals.ok_or(NoMemory)?);
         }
-        self.undrained += window;
+        self.dirty = true;
+        self.totals.as_deref_mut().ok_or(NoMemory)
     }
 
-    /// Moves every packed counter into the totals and zeroes it.
+    /// Makes room for the slow path to let `bytes` more reach the low halves (a window and a
+    /// request): drains first when they could carry. `open` is what the inline path may still
+    /// add from the window open now, which a drain leaves open. Fails, with nothing changed,
+    /// only when the totals cannot be made.
+    #[inline]
+    pub(crate) fn make_room(
+        &mut self,
+        packed: &mut [u64; SLOTS],
+        bytes: u64,
+        open: u64,
+    ) -> Result<(), NoMemory> {
+        debug_assert!(packed.iter().map(|p| p & LOW).sum::<u64>() <= self.undrained);
+        if self.undrained.saturating_add(bytes) > self.drain_at {
+            self.drain(packed)?;
+            self.undrained = open;
+        }
+        Ok(())
+    }
+
+    /// Counts one request served by the slow path, after [`KindTotals::make_room`] for it: in
+    /// the packed counter when it fits a low half, else in the totals.
+    #[inline]
+    pub(crate) fn add(
+        &mut self,
+        packed: &mut [u64; SLOTS],
+        slot: usize,
+        size: u64,
+    ) -> Result<(), NoMemory> {
+        let at = slot % SLOTS; // `slot < SLOTS` already: the remainder proves it to the compiler
+        if self.undrained.saturating_add(size) <= self.drain_at {
+            self.undrained += size;
+            packed[at] = packed[at].wrapping_add(PACKED_ONE + size);
+            return Ok(());
+        }
+        let totals = self.totals_mut()?;
+        totals.bytes[at] = totals.bytes[at].wrapping_add(size);
+        totals.count[at] = totals.count[at].wrapping_add(1);
+        self.bytes_sum = self.bytes_sum.wrapping_add(size);
+        Ok(())
+    }
+
+    /// Notes a bump window of `window` bytes opened for the inline path (after
+    /// [`KindTotals::make_room`] for it).
+    #[inline]
+    pub(crate) fn window_opened(&mut self, window: usize) {
+        self.undrained += window as u64;
+    }
+
     #[cold]
     #[inline(never)]
-    fn drain(&mut self, packed: &mut [u64; SLOTS]) {
-        for ((p, b), c) in packed.iter_mut().zip(&mut self.bytes).zip(&mut self.count) {
+    fn drain(&mut self, packed: &mut [u64; SLOTS]) -> Result<(), NoMemory> {
+        let totals = self.totals_mut()?;
+        let mut drained = 0u64;
+        for ((p, b), c) in packed
+            .iter_mut()
+            .zip(&mut totals.bytes)
+            .zip(&mut totals.count)
+        {
             let v = std::mem::take(p);
             *b = b.wrapping_add(v & LOW);
             *c = c.wrapping_add(v >> 32);
-            self.bytes_sum = self.bytes_sum.wrapping_add(v & LOW);
+            drained = drained.wrapping_add(v & LOW);
         }
+        self.bytes_sum = self.bytes_sum.wrapping_add(drained);
         self.undrained = 0;
-        self.unnamed_totals = true;
         #[cfg(test)]
         {
             self.drains += 1;
         }
+        Ok(())
     }
 
     /// Bytes of one slot.
     #[inline]
     pub(crate) fn bytes(&self, packed: &[u64; SLOTS], slot: usize) -> u64 {
         let at = slot % SLOTS; // `slot < SLOTS` already: the remainder proves it to the compiler
-        self.bytes[at].wrapping_add(packed[at] & LOW)
+        let total = self.total_bytes_of().map_or(0, |t| t[at]);
+        total.wrapping_add(packed[at] & LOW)
     }
 
     /// Allocations of one slot.
     #[inline]
     pub(crate) fn count(&self, packed: &[u64; SLOTS], slot: usize) -> u64 {
         let at = slot % SLOTS;
-        self.count[at].wrapping_add(packed[at] >> 32)
+        let total = self.total_counts_of().map_or(0, |t| t[at]);
+        total.wrapping_add(packed[at] >> 32)
     }
 
-    /// The invalid bucket's (bytes, count): every slot from `named` on. One pass over the
-    /// packed counters, and over the totals only when an unnamed slot below 255 has any.
+    /// The invalid bucket's (bytes, count): every slot from the configured kinds on.
     pub(crate) fn invalid(&self, packed: &[u64; SLOTS]) -> (u64, u64) {
         let both = wrapping_sum(packed.get(self.named..).unwrap_or_default());
-        let (bytes, count) = if self.unnamed_totals {
-            (
-                wrapping_sum(self.bytes.get(self.named..).unwrap_or_default()),
-                wrapping_sum(self.count.get(self.named..).unwrap_or_default()),
-            )
-        } else {
-            (self.bytes[SLOTS - 1], self.count[SLOTS - 1])
+        let (bytes, count) = match self.totals.as_deref() {
+            Some(t) if self.dirty => (
+                wrapping_sum(t.bytes.get(self.named..).unwrap_or_default()),
+                wrapping_sum(t.count.get(self.named..).unwrap_or_default()),
+            ),
+            _ => (0, 0),
         };
         (
             bytes.wrapping_add(both & LOW),
@@ -145,55 +207,58 @@ impl KindTotals {
         )
     }
 
-    /// Allocations of the slots in `range`.
+    /// Allocations of a range of slots.
     pub(crate) fn sum_counts(&self, packed: &[u64; SLOTS], range: Range<usize>) -> u64 {
-        let count = self.count.get(range.clone()).unwrap_or_default();
-        wrapping_sum(count).wrapping_add(wrapping_sum(packed.get(range).unwrap_or_default()) >> 32)
+        let count = self.total_counts_of().and_then(|t| t.get(range.clone()));
+        wrapping_sum(count.unwrap_or_default())
+            .wrapping_add(wrapping_sum(packed.get(range).unwrap_or_default()) >> 32)
     }
 
-    /// Bytes of every slot: one pass over the packed counters.
+    /// Bytes of every slot.
     #[inline]
     pub(crate) fn total_bytes(&self, packed: &[u64; SLOTS]) -> u64 {
         self.bytes_sum.wrapping_add(wrapping_sum(packed) & LOW)
     }
 
-    /// The slots' bytes, read with `packed` (for the bytes per (phase, kind)).
+    /// The slots' totals and packed counters, to read together.
     pub(crate) fn slots<'a>(&'a self, packed: &'a [u64; SLOTS]) -> Slots<'a> {
         Slots {
-            bytes: &self.bytes,
+            bytes: self.total_bytes_of(),
             packed,
         }
     }
 
-    /// Whether any unnamed slot below 255 (`named..SLOTS - 1`, which only a caller's invalid
-    /// kind reaches) counted an allocation: the slow path notes its own, and an inline one
-    /// leaves its slot's packed counter non-zero until a drain (which the flag notes too).
-    pub(crate) fn unnamed_used(&self, packed: &[u64; SLOTS]) -> bool {
-        self.unnamed_totals
-            || super::slots::any_nonzero(packed.get(self.named..SLOTS - 1).unwrap_or_default())
-    }
-
-    /// Zeroes the slots in `range`, packed counters included.
-    pub(crate) fn clear_slots(&mut self, packed: &mut [u64; SLOTS], range: Range<usize>) {
-        for part in [&mut self.bytes, &mut self.count, packed] {
-            if let Some(slots) = part.get_mut(range.clone()) {
+    /// Empties every used slot for the next method: the configured kinds and slot 255, the
+    /// unnamed slots between them only when a caller's invalid kind used one, and the totals
+    /// only when a drain or a large request filled them.
+    pub(crate) fn clear(&mut self, packed: &mut [u64; SLOTS]) {
+        let overflow = SLOTS - 1;
+        let unnamed = packed.get(self.named..overflow).unwrap_or_default();
+        if super::slots::any_nonzero(unnamed) {
+            if let Some(slots) = packed.get_mut(self.named..overflow) {
                 slots.fill(0);
             }
         }
-    }
-
-    /// After every used slot was cleared: the sums start again.
-    pub(crate) fn cleared(&mut self) {
+        if let Some(slots) = packed.get_mut(..self.named) {
+            slots.fill(0);
+        }
+        packed[overflow] = 0;
+        if std::mem::take(&mut self.dirty) {
+            if let Some(totals) = self.totals.as_deref_mut() {
+                totals.bytes.fill(0);
+                totals.count.fill(0);
+            }
+        }
         self.bytes_sum = 0;
         self.undrained = 0;
-        self.unnamed_totals = false;
     }
 }
 
 /// One kind slot range's totals and packed counters, read together.
 #[derive(Clone, Copy)]
 pub(crate) struct Slots<'a> {
-    bytes: &'a [u64; SLOTS],
+    /// The totals' bytes, if made.
+    bytes: Option<&'a [u64; SLOTS]>,
     packed: &'a [u64; SLOTS],
 }
 
@@ -202,24 +267,25 @@ impl Slots<'_> {
     #[inline]
     pub(crate) fn bytes(&self, slot: usize) -> u64 {
         let at = slot % SLOTS;
-        self.bytes[at].wrapping_add(self.packed[at] & LOW)
+        let total = self.bytes.map_or(0, |b| b[at]);
+        total.wrapping_add(self.packed[at] & LOW)
     }
 
     /// Bytes of slots `0..n`, in order.
     pub(crate) fn iter_bytes(&self, n: usize) -> impl Iterator<Item = u64> + '_ {
         let n = n.min(SLOTS);
-        let (bytes, packed) = (self.bytes.get(..n), self.packed.get(..n));
-        bytes
-            .unwrap_or_default()
-            .iter()
-            .zip(packed.unwrap_or_default())
-            .map(|(&b, &p)| b.wrapping_add(p & LOW))
+        let packed = self.packed.get(..n).unwrap_or_default();
+        let bytes = self.bytes;
+        packed.iter().enumerate().map(move |(i, &p)| {
+            let total = bytes.and_then(|b| b.get(i)).copied().unwrap_or(0);
+            total.wrapping_add(p & LOW)
+        })
     }
 
     /// Bytes of the slots in `range`.
     pub(crate) fn sum_bytes(&self, range: RangeTo<usize>) -> u64 {
-        let bytes = self.bytes.get(range).unwrap_or_default();
-        wrapping_sum(bytes)
+        let bytes = self.bytes.and_then(|b| b.get(range));
+        wrapping_sum(bytes.unwrap_or_default())
             .wrapping_add(wrapping_sum(self.packed.get(range).unwrap_or_default()) & LOW)
     }
 }
@@ -233,17 +299,18 @@ mod tests {
         let mut t = KindTotals::new(4);
         let mut packed = [0u64; SLOTS];
         let window = 1usize << 28; // a quarter of the largest page
-        t.window_opened(&mut packed, window);
+        t.make_room(&mut packed, window as u64, 0).unwrap();
+        t.window_opened(window);
         for _ in 0..14 {
-            // The inline path fills each window with one request of slot 3.
             packed[3] += PACKED_ONE + window as u64;
-            t.window_opened(&mut packed, window);
+            t.make_room(&mut packed, window as u64, 0).unwrap();
+            t.window_opened(window);
         }
-        // 15 windows opened, 14 filled: not drained yet.
         assert_eq!(packed[3], 14 * PACKED_ONE + 14 * (1 << 28));
+        assert!(t.totals.is_none(), "no drain, no totals");
         packed[3] += PACKED_ONE + window as u64;
-        // 15 * 2^28 in the low half; a 16th window could bring it to 2^32: drained first.
-        t.window_opened(&mut packed, window);
+        t.make_room(&mut packed, window as u64, 0).unwrap();
+        t.window_opened(window);
         assert_eq!(packed[3], 0);
         assert_eq!(t.bytes(&packed, 3), 15 << 28);
         assert_eq!(t.count(&packed, 3), 15);
@@ -253,5 +320,24 @@ mod tests {
         assert_eq!(t.sum_counts(&packed, 0..SLOTS), 16);
         packed[200] += PACKED_ONE + 16;
         assert_eq!(t.invalid(&packed), (16, 1));
+        t.clear(&mut packed);
+        assert_eq!(
+            (t.total_bytes(&packed), t.sum_counts(&packed, 0..SLOTS)),
+            (0, 0)
+        );
+        assert_eq!(t.invalid(&packed), (0, 0));
+    }
+
+    #[test]
+    fn the_slow_paths_requests_count_in_the_packed_counters_until_they_could_carry() {
+        let mut t = KindTotals::new(2);
+        let mut packed = [0u64; SLOTS];
+        t.add(&mut packed, 1, 100).unwrap();
+        assert_eq!(packed[1], PACKED_ONE + 100);
+        t.add(&mut packed, 0, DRAIN_AT).unwrap(); // would carry: to the totals
+        assert_eq!(t.bytes(&packed, 0), DRAIN_AT);
+        assert_eq!(t.bytes(&packed, 1), 100);
+        assert_eq!(t.total_bytes(&packed), DRAIN_AT + 100);
+        assert_eq!(t.sum_counts(&packed, 0..2), 2);
     }
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod by_phase;
 pub(crate) mod kinds;
+pub(crate) mod phases;
 pub(crate) mod raw;
 pub(crate) mod registry;
 pub(crate) mod slots;

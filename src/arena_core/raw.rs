@@ -1,9 +1,10 @@
 //! The arena core behind both the C ABI and the safe Rust API: pages, the slow path, limits,
 //! phases and the readers. The fast path lives in `include/jitarena.h` (and its Rust twin in
 //! `Arena::alloc_bytes`); both bump `head.cursor` and add to the packed counter of the kind's
-//! slot (see [`super::kinds`]), and call [`RawArena::alloc_slow`] for everything else. Totals,
-//! phase bytes and bytes per (phase, kind) are sums of the kind slots, taken here at phase
-//! switches and reads.
+//! slot (see [`super::kinds`]), and call [`RawArena::alloc_slow`] for everything else. The
+//! inline phase marks write the cursor into the head's marks, read here ([`RawArena::settle`])
+//! into bytes used per phase ([`super::phases`]); bytes per (phase, kind) are differences of
+//! the kind slots, taken at every mark of an arena that records them.
 
 use std::alloc::Layout;
 use std::borrow::Cow;
@@ -12,6 +13,7 @@ use std::ptr;
 
 use super::by_phase::KindsByPhase;
 use super::kinds::KindTotals;
+use super::phases::{Interval, PhaseBytes};
 use super::registry;
 pub(crate) use super::slots::SLOTS;
 use crate::counters::MethodCounts;
@@ -21,8 +23,12 @@ use crate::fallible::{self, out_of_memory};
 use crate::message::{message, Hex};
 use crate::shared::Shared;
 use crate::sys::{
-    jitarena_event, jitarena_head, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_MAX_KINDS,
+    jitarena_event, jitarena_head, jitarena_mark, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE,
+    JITARENA_MARKS, JITARENA_MAX_KINDS,
 };
+
+/// The bytes of the head's marks: `head.mark_end` of an arena that takes marks inline.
+const MARKS_BYTES: usize = JITARENA_MARKS as usize * std::mem::size_of::<jitarena_mark>();
 
 /// Largest request served: half the address space, so that no size arithmetic can wrap.
 pub(crate) const MAX_REQUEST: usize = isize::MAX as usize / 2;
@@ -82,8 +88,8 @@ pub(crate) struct RawArena {
     /// The JIT's build id, from the config.
     pub(crate) build: Option<String>,
     page_size: usize,
-    /// Requests above this get a page of their own, so a large request never abandons the
-    /// rest of the current page.
+    /// Requests above this that do not fit the current page get a page of their own, so a
+    /// large request never abandons the rest of the current page.
     large_threshold: usize,
     limit_bytes: u64,
     pager: Pager,
@@ -93,9 +99,7 @@ pub(crate) struct RawArena {
     spare: Vec<Page>,
     /// Start of the current page's bump area (where `head.cursor` started).
     window_start: usize,
-    /// End of the current page. `head.limit` stays within `large_threshold` bytes of the
-    /// cursor, so that every large request reaches the slow path (which gives it a page of its
-    /// own and sees it for `largest`).
+    /// End of the current page, where `head.limit` stands (but while recording a trace).
     page_end: usize,
     /// Rounded bytes handed out before the current window (closed windows, large pages).
     used_closed: u64,
@@ -103,12 +107,8 @@ pub(crate) struct RawArena {
     largest: u64,
     failure: i32,
     limit_hit: bool,
-    /// Index of the current phase; `schema.phases.len()` is "no phase".
-    phase: usize,
-    /// The total bytes (sum of the kind slots) when the current phase began.
-    phase_start_total: u64,
-    /// Bytes of closed phase intervals, per phase slot.
-    phase_bytes: Vec<u64>,
+    /// Bytes used per phase, from the marks read so far.
+    phases: PhaseBytes,
     /// Bytes per (phase, kind), when the config asked for them.
     by_phase: Option<KindsByPhase>,
     /// While recording a trace: this method's events so far (the inline window is kept empty
@@ -117,6 +117,9 @@ pub(crate) struct RawArena {
     /// Whether an event of this method could not be recorded for lack of memory: the method's
     /// trace is then refused at its end rather than written with events missing.
     pub(crate) trace_short: bool,
+    /// While recording a trace: where this method's events stood at the last phase mark, and
+    /// the phase their last phase event names (see [`RawArena::trace_mark`]).
+    trace_mark: (usize, usize),
     /// Whether the registry lists the arena (from the end of [`RawArena::new`] to its drop).
     listed: bool,
     /// The buffers `jitarena_method_done` reads the method's counters into, kept from method
@@ -139,13 +142,17 @@ impl RawArena {
             ),
             false => None,
         };
-        let phase_bytes = fallible::filled(0, phases + 1)
-            .ok_or_else(|| out_of_memory("no memory for the phases"))?;
+        let phase_bytes =
+            PhaseBytes::new(phases).ok_or_else(|| out_of_memory("no memory for the phases"))?;
+        // Marks go out of line where each needs more than the cursor: a trace's events, the
+        // kind counters' differences.
+        let eager_marks = setup.trace || by_phase.is_some();
         let mut arena = fallible::boxed(RawArena {
             head: jitarena_head {
-                cursor: 0,
-                limit: 0,
-                kind_packed: [0; SLOTS],
+                mark_end: if eager_marks { 0 } else { MARKS_BYTES },
+                // SAFETY: the head is integers and arrays of integers: all zero is valid (no
+                // page, no counts, no marks).
+                ..unsafe { std::mem::zeroed() }
             },
             kinds: KindTotals::new(setup.schema.kinds.len()),
             schema: setup.schema,
@@ -162,12 +169,11 @@ impl RawArena {
             largest: 0,
             failure: 0,
             limit_hit: false,
-            phase: phases,
-            phase_start_total: 0,
-            phase_bytes,
+            phases: phase_bytes,
             by_phase,
             trace: setup.trace.then(Vec::new),
             trace_short: false,
+            trace_mark: (0, phases),
             build: setup.build,
             listed: false,
             method_counts: MethodCounts::default(),
@@ -193,13 +199,6 @@ impl RawArena {
         self.fail(ErrorCode::Internal, message);
     }
 
-    /// Adds one request of the slow path to the kind's totals.
-    #[inline]
-    fn count(&mut self, size: usize, kind: u32) {
-        let slot = kind.min(JITARENA_MAX_KINDS) as usize;
-        self.kinds.add(slot, size as u64);
-    }
-
     /// Everything the fast path does not: size 0, requests that do not fit the current page,
     /// large requests, the first page. Counts the request on success.
     #[cold]
@@ -217,8 +216,23 @@ impl RawArena {
                 ),
             ));
         }
+        // The marks hold cursors of the current page: read before it changes.
+        self.settle();
         let rounded = size.max(1).next_multiple_of(ALIGN);
-        let ptr = if rounded > self.large_threshold {
+        // At most a new window and this request reach the low halves of the kind counters.
+        let room = (self.page_size + rounded) as u64;
+        let open = (self.head.limit - self.head.cursor) as u64;
+        if self
+            .kinds
+            .make_room(&mut self.head.kind_packed, room, open)
+            .is_err()
+        {
+            return Err(self.fail(
+                ErrorCode::OutOfMemory,
+                "no memory for the kind counters' 64-bit totals",
+            ));
+        }
+        let ptr = if rounded > self.large_threshold && self.page_end - self.head.cursor < rounded {
             let base = self.obtain(rounded)?;
             self.used_closed += rounded as u64;
             base
@@ -229,10 +243,7 @@ impl RawArena {
             let at = self.head.cursor;
             self.head.cursor = at + rounded;
             self.head.limit = self.window_limit();
-            self.kinds.window_opened(
-                &mut self.head.kind_packed,
-                self.head.limit - self.head.cursor,
-            );
+            self.kinds.window_opened(self.head.limit - self.head.cursor);
             // The window's page was exposed when it was obtained: the cursor is an address in it.
             ptr::with_exposed_provenance_mut(at)
         };
@@ -244,20 +255,30 @@ impl RawArena {
             };
             self.trace_short |= fallible::push(events, event).is_err();
         }
-        self.count(size, kind);
+        let slot = kind.min(JITARENA_MAX_KINDS) as usize;
+        // Within the room made above: fails only for a request past a low half, whose totals
+        // could not be made.
+        if self
+            .kinds
+            .add(&mut self.head.kind_packed, slot, size as u64)
+            .is_err()
+        {
+            return Err(self.fail(
+                ErrorCode::OutOfMemory,
+                "no memory for the kind counters' 64-bit totals",
+            ));
+        }
         self.largest = self.largest.max(size as u64);
         Ok(ptr)
     }
 
-    /// Where the inline window ends: a quarter page past the cursor, within the page; at the
-    /// cursor (empty) while recording a trace.
+    /// Where the inline window ends: the end of the page; at the cursor (empty) while
+    /// recording a trace.
     fn window_limit(&self) -> usize {
         if self.trace.is_some() {
             self.head.cursor
         } else {
-            // Saturating: a page may end within a quarter page of the address space's end.
             self.page_end
-                .min(self.head.cursor.saturating_add(self.large_threshold))
         }
     }
 
@@ -404,24 +425,13 @@ impl RawArena {
                 self.head.limit = 0;
             }
         }
-        // Zero only the slots in use: the configured kinds and the slot for kinds >= 255, and
-        // the unnamed slots between them only when a caller's invalid kind used one.
-        let kinds = self.schema.kinds.len();
-        let overflow = SLOTS - 1;
-        let packed = &mut self.head.kind_packed;
-        if self.kinds.unnamed_used(packed) {
-            self.kinds.clear_slots(packed, kinds..overflow);
-        }
-        self.kinds.clear_slots(packed, 0..kinds);
-        self.kinds.clear_slots(packed, overflow..SLOTS);
-        self.kinds.cleared();
+        self.kinds.clear(&mut self.head.kind_packed);
+        self.head.mark_at = 0;
         self.used_closed = 0;
         self.largest = 0;
         self.failure = 0;
         self.limit_hit = false;
-        self.phase = self.schema.phases.len();
-        self.phase_start_total = 0;
-        self.phase_bytes.fill(0);
+        self.phases.clear();
         if let Some(by_phase) = &mut self.by_phase {
             by_phase.clear();
         }
@@ -429,27 +439,76 @@ impl RawArena {
             events.clear();
         }
         self.trace_short = false;
+        self.trace_mark = (0, self.schema.phases.len());
     }
 
-    /// Switches the phase that bytes are attributed to (out-of-range: "no phase").
-    pub(crate) fn set_phase(&mut self, phase: u32) {
-        let total = self.total_bytes();
-        if let Some(closed) = self.phase_bytes.get_mut(self.phase) {
-            *closed = closed.wrapping_add(total.wrapping_sub(self.phase_start_total));
+    /// Reads the phase marks the inline path left in the head, in order.
+    #[inline]
+    pub(crate) fn settle(&mut self) {
+        if self.head.mark_at != 0 {
+            self.read_marks();
         }
-        self.phase_start_total = total;
+    }
+
+    /// [`RawArena::settle`]'s work, out of line (it is reached from the slow paths and the
+    /// readers alike).
+    #[inline(never)]
+    fn read_marks(&mut self) {
+        let n = self.head.mark_at / std::mem::size_of::<jitarena_mark>();
+        self.head.mark_at = 0;
+        let base = self.used_closed.wrapping_sub(self.window_start as u64);
+        for m in self.head.marks.iter().take(n) {
+            // Every mark's cursor is in the current page: the slow path settles before it
+            // changes pages.
+            let used = base.wrapping_add(m.cursor as u64);
+            self.phases.mark(used, m.phase, m.op);
+        }
+    }
+
+    /// A phase mark out of line: after the marks in the head, this one; for an arena that
+    /// records kinds by phase, the kind counters' growth since the last mark goes to the phase
+    /// the bytes went to, and for one recording a trace, the trace's phase events say the same.
+    pub(crate) fn mark_slow(&mut self, phase: u32, op: u32) {
+        self.settle();
+        let position = self.phase_position();
+        let interval = self.phases.mark(position, phase, op);
         if let Some(by_phase) = &mut self.by_phase {
-            by_phase.close(self.phase, self.kinds.slots(&self.head.kind_packed), total);
+            let total = self.kinds.total_bytes(&self.head.kind_packed);
+            let slots = self.kinds.slots(&self.head.kind_packed);
+            by_phase.close(interval.slot, slots, total);
         }
-        self.phase = (phase as usize).min(self.schema.phases.len());
-        if let Some(events) = &mut self.trace {
-            let event = jitarena_event {
-                op: JITARENA_EVENT_PHASE,
-                arg: phase,
-                size: 0,
-            };
-            self.trace_short |= fallible::push(events, event).is_err();
+        if self.trace.is_some() {
+            self.trace_mark(interval);
         }
+    }
+
+    /// The trace's phase events for one mark: the trace says which phase runs with "switch"
+    /// events, which replay through `jitarena_set_phase` to the same bytes. The events since
+    /// the last mark belong to `interval.slot`: when that is not the phase the trace named at
+    /// that mark (a child phase ended inside its parent), a switch to it goes in before them.
+    fn trace_mark(&mut self, interval: Interval) {
+        let Some(events) = &mut self.trace else {
+            return;
+        };
+        let (at, named) = self.trace_mark;
+        let switch = |slot: usize| jitarena_event {
+            op: JITARENA_EVENT_PHASE,
+            arg: slot as u32,
+            size: 0,
+        };
+        let mut ends_in = named;
+        if interval.slot != named && at < events.len() {
+            if events.try_reserve(1).is_ok() {
+                events.insert(at, switch(interval.slot)); // within the room: no growth
+                ends_in = interval.slot;
+            } else {
+                self.trace_short = true;
+            }
+        }
+        if interval.running != ends_in {
+            self.trace_short |= fallible::push(events, switch(interval.running)).is_err();
+        }
+        self.trace_mark = (events.len(), interval.running);
     }
 
     /// The last failure code, 0 if none.
@@ -508,17 +567,21 @@ impl RawArena {
         self.kinds.invalid(&self.head.kind_packed)
     }
 
-    /// Bytes requested in `phase`; an out-of-range phase reads the "no phase" bucket.
-    pub(crate) fn phase_bytes(&self, phase: u32) -> u64 {
+    /// Bytes used in `phase`; an out-of-range phase reads the "no phase" bucket.
+    pub(crate) fn phase_bytes(&mut self, phase: u32) -> u64 {
+        self.settle();
         let slot = (phase as usize).min(self.schema.phases.len());
-        let open = if slot == self.phase {
-            self.total_bytes().wrapping_sub(self.phase_start_total)
-        } else {
-            0
-        };
-        self.phase_bytes
-            .get(slot)
-            .map_or(0, |b| b.wrapping_add(open))
+        self.phases.bytes(slot, self.phase_position())
+    }
+
+    /// Where the phases' count stands: bytes used, or bytes requested in an arena that
+    /// records kinds by phase (whose record holds, per phase, its kinds' requested bytes,
+    /// adding up to the phase's).
+    fn phase_position(&self) -> u64 {
+        match self.by_phase {
+            Some(_) => self.total_bytes(),
+            None => self.used_bytes(),
+        }
     }
 
     /// Bytes requested with `kind` while `phase` was current (out-of-range phase: "no phase";
@@ -535,7 +598,7 @@ impl RawArena {
         };
         let p = (phase as usize).min(self.schema.phases.len());
         let closed = by_phase.closed(p, k);
-        if p == self.phase {
+        if p == self.phases.running() {
             let slots = self.kinds.slots(&self.head.kind_packed);
             let open = by_phase.growth(slots, self.total_bytes(), k);
             closed.wrapping_add(open)
@@ -580,15 +643,17 @@ impl RawArena {
     }
 
     /// All counters at once, laid out against the schema.
-    pub(crate) fn counters(&self) -> Counters {
+    pub(crate) fn counters(&mut self) -> Counters {
+        self.settle();
         let kinds = self.schema.kinds.len();
         let packed = &self.head.kind_packed;
         let mut kind_bytes: Vec<u64> = (0..kinds).map(|k| self.kinds.bytes(packed, k)).collect();
         kind_bytes.push(self.kind_bytes(u32::MAX));
         let mut kind_count: Vec<u64> = (0..kinds).map(|k| self.kinds.count(packed, k)).collect();
         kind_count.push(self.kind_count(u32::MAX));
-        let phase_bytes = (0..=self.schema.phases.len())
-            .map(|p| self.phase_bytes(p as u32))
+        let used = self.phase_position();
+        let phase_bytes = (0..self.phases.slots())
+            .map(|p| self.phases.bytes(p, used))
             .collect();
         Counters {
             kind_bytes,
@@ -607,7 +672,8 @@ impl RawArena {
     /// This method's counters, sparse, into `out` (its vectors are reused). Runs once per
     /// method: one pass over the named kinds and one over the phases.
     /// Fails only when memory runs out.
-    pub(crate) fn fill_counts(&self, out: &mut MethodCounts) -> Result<(), Error> {
+    pub(crate) fn fill_counts(&mut self, out: &mut MethodCounts) -> Result<(), Error> {
+        self.settle();
         let no_memory = |_| out_of_memory("no memory for the method's counters");
         let kinds = self.schema.kinds.len();
         let packed = &self.head.kind_packed;
@@ -615,7 +681,7 @@ impl RawArena {
         out.kinds.try_reserve(kinds + 1).map_err(no_memory)?;
         out.phases.clear();
         out.phases
-            .try_reserve(self.phase_bytes.len())
+            .try_reserve(self.phases.slots())
             .map_err(no_memory)?;
         let mut named = 0u64;
         for slot in 0..kinds {
@@ -635,22 +701,14 @@ impl RawArena {
                 fallible::push_within(&mut out.kinds, (kinds as u32, invalid_bytes, invalid_count));
         }
         let total = named.wrapping_add(invalid_bytes);
-        let open = total.wrapping_sub(self.phase_start_total);
-        for (slot, &b) in self.phase_bytes.iter().enumerate() {
-            let b = if slot == self.phase {
-                b.wrapping_add(open)
-            } else {
-                b
-            };
-            if b != 0 {
-                let _ = fallible::push_within(&mut out.phases, (slot as u32, b));
-            }
+        for (slot, b) in self.phases.each_nonzero(self.phase_position()) {
+            let _ = fallible::push_within(&mut out.phases, (slot as u32, b));
         }
         out.phase_kind_bytes.clear();
         if let Some(by_phase) = &self.by_phase {
             by_phase
                 .nonzero(
-                    self.phase,
+                    self.phases.running(),
                     self.kinds.slots(&self.head.kind_packed),
                     total,
                     &mut out.phase_kind_bytes,

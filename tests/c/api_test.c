@@ -210,10 +210,36 @@ static void test_phases(void) {
     CHECK(jitarena_alloc(a, 200000, 2) != NULL);
     jitarena_set_phase(a, JITARENA_NO_PHASE);
     CHECK(jitarena_alloc(a, 3, 1) != NULL);
+    /* Bytes used: each request rounded up to 8. */
     CHECK(jitarena_phase_bytes(a, 0) == 0);
-    CHECK(jitarena_phase_bytes(a, 1) == 150);
+    CHECK(jitarena_phase_bytes(a, 1) == 104 + 56);
     CHECK(jitarena_phase_bytes(a, 2) == 200000);
-    CHECK(jitarena_phase_bytes(a, JITARENA_NO_PHASE) == 10);
+    CHECK(jitarena_phase_bytes(a, JITARENA_NO_PHASE) == 8 + 8);
+    jitarena_destroy(a);
+}
+
+/* The JIT's BeginPhase/EndPhase: a parent begun, a child ended inside it, a phase begun inside
+ * another (an inlinee's), past the head's marks. */
+static void test_nested_phases(void) {
+    jitarena* a = make_arena();
+    int i;
+    for (i = 0; i < 100; i++) {
+        jitarena_phase_begin(a, 0);
+        CHECK(jitarena_alloc(a, 16, 0) != NULL);
+        jitarena_phase_end(a, 1); /* child 1 ended inside 0: its 16 bytes */
+        CHECK(jitarena_alloc(a, 24, 0) != NULL);
+        jitarena_phase_begin(a, 2); /* inside 0 */
+        CHECK(jitarena_alloc(a, 8, 1) != NULL);
+        jitarena_phase_end(a, 2); /* back to 0 */
+        CHECK(jitarena_alloc(a, 32, 0) != NULL);
+        jitarena_phase_end(a, 0);
+        CHECK(jitarena_alloc(a, 40, 0) != NULL); /* between phases */
+    }
+    CHECK(jitarena_phase_bytes(a, 0) == 100 * (24 + 32));
+    CHECK(jitarena_phase_bytes(a, 1) == 100 * 16);
+    CHECK(jitarena_phase_bytes(a, 2) == 100 * 8);
+    CHECK(jitarena_phase_bytes(a, JITARENA_NO_PHASE) == 100 * 40);
+    CHECK(jitarena_used_bytes(a) == 100 * 120);
     jitarena_destroy(a);
 }
 
@@ -283,7 +309,7 @@ static void test_null_arena(void) {
     CHECK(jitarena_alloc(NULL, 8, 0) == NULL);
     CHECK(strstr(jitarena_last_error_message(), "NULL") != NULL);
     CHECK(jitarena_alloc_slow(NULL, 8, 0) == NULL);
-    jitarena_set_phase(NULL, 1);
+    jitarena_phase_mark_slow(NULL, 1, JITARENA_MARK_SWITCH); /* the inline marks take a live arena */
     jitarena_reset(NULL);
     jitarena_destroy(NULL);
     CHECK(jitarena_failure(NULL) == 0);
@@ -300,6 +326,7 @@ int main(void) {
     test_config();
     test_inline_path_and_readers();
     test_phases();
+    test_nested_phases();
     test_host_pages_and_limit();
     test_misaligned_host_pages();
     test_host_pages_past_the_address_space();

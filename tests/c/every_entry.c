@@ -47,6 +47,12 @@ int main(int argc, char** argv) {
         return 1;
     }
     jitarena_set_phase(a, 1);
+    jitarena_phase_begin(a, 0);
+    jitarena_phase_end(a, 1);
+    jitarena_phase_end(a, 0);
+    jitarena_phase_mark(a, 1, JITARENA_MARK_SWITCH);
+    jitarena_phase_mark_slow(a, 0, JITARENA_MARK_SWITCH);
+    if (jitarena_alloc_slot_or(a, 8, 0, (jitarena_on_failure)NULL) == NULL) return 1;
     events[0].op = JITARENA_EVENT_ALLOC;
     events[0].arg = 1;
     events[0].size = 16;

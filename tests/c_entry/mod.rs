@@ -11,7 +11,6 @@ extern "C" {
     pub fn jitarena_create(config: *const jitarena_config) -> *mut jitarena;
     pub fn jitarena_destroy(arena: *mut jitarena);
     pub fn jitarena_alloc_slow(arena: *mut jitarena, size: usize, kind: u32) -> *mut c_void;
-    pub fn jitarena_set_phase(arena: *mut jitarena, phase: u32);
     pub fn jitarena_method_done(arena: *mut jitarena, method: *const jitarena_method) -> i32;
     pub fn jitarena_trace_open(path: *const c_char) -> i32;
     pub fn jitarena_trace_close() -> i32;

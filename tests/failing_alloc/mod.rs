@@ -120,3 +120,31 @@ pub fn injected<T>(n: usize, only_one: bool, f: impl FnOnce() -> T) -> (T, bool)
     SUCCEED_FOR.with(|left| left.set(usize::MAX));
     (out, FAILED.with(|f| f.replace(false)))
 }
+
+/// The header's inline `jitarena_set_phase`, as a C caller compiles it: one mark into the
+/// arena's head, or its out-of-line part when the head takes no more.
+///
+/// # Safety
+/// `arena` is a live arena used by this thread only.
+pub unsafe fn jitarena_set_phase(arena: *mut jitarena::sys::jitarena, phase: u32) {
+    use jitarena::sys::{jitarena_head, jitarena_mark, JITARENA_MARK_SWITCH};
+    extern "C" {
+        fn jitarena_phase_mark_slow(arena: *mut jitarena::sys::jitarena, phase: u32, op: u32);
+    }
+    // SAFETY: a live arena starts with its head, used by this thread only (the contract).
+    let head = unsafe { &mut *arena.cast::<jitarena_head>() };
+    let size = std::mem::size_of::<jitarena_mark>();
+    if head.mark_at < head.mark_end {
+        if let Some(m) = head.marks.get_mut(head.mark_at / size) {
+            *m = jitarena_mark {
+                cursor: head.cursor,
+                phase,
+                op: JITARENA_MARK_SWITCH,
+            };
+            head.mark_at += size;
+            return;
+        }
+    }
+    // SAFETY: as above.
+    unsafe { jitarena_phase_mark_slow(arena, phase, JITARENA_MARK_SWITCH) };
+}

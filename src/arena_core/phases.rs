@@ -1,0 +1,188 @@
+//! Bytes per phase from the phase marks: which phase runs, which it was begun inside, and the
+//! bytes used between two marks given to the phase they belong to (the header's "Phases").
+//!
+//! The inline path writes each mark (the cursor, the phase, the call) into the arena's head; the
+//! arena hands them here in order, each with the arena's bytes used at its cursor. A phase
+//! slot is a phase below the configured count, or the count itself for "no phase".
+
+use crate::fallible;
+use crate::sys::{JITARENA_MARK_BEGIN, JITARENA_MARK_END};
+
+/// The phases' bytes and which phase runs.
+pub(crate) struct PhaseBytes {
+    /// Bytes used per phase slot, of the intervals closed by a mark.
+    bytes: Vec<u64>,
+    /// Per phase slot, the slot that ran when it was begun: where its end returns. Written at
+    /// every begin of the slot before the end that reads it, so never cleared.
+    outer: Vec<u32>,
+    /// The running phase slot.
+    running: u32,
+    /// Bytes used at the last mark.
+    mark: u64,
+}
+
+/// Where one mark puts the bytes since the mark before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Interval {
+    /// The phase slot the bytes belong to.
+    pub(crate) slot: usize,
+    /// The bytes used since the mark before.
+    pub(crate) bytes: u64,
+    /// The phase slot that runs after the mark.
+    pub(crate) running: usize,
+}
+
+impl PhaseBytes {
+    /// Counters for `phases` configured phases, "no phase" running. `None` when memory runs out.
+    pub(crate) fn new(phases: usize) -> Option<PhaseBytes> {
+        let none = phases as u32;
+        Some(PhaseBytes {
+            bytes: fallible::filled(0, phases + 1)?,
+            outer: fallible::filled(none, phases + 1)?,
+            running: none,
+            mark: 0,
+        })
+    }
+
+    /// The "no phase" slot.
+    fn none(&self) -> u32 {
+        (self.bytes.len() - 1) as u32
+    }
+
+    /// The slot of a phase a caller named: out of range is "no phase".
+    fn slot_of(&self, phase: u32) -> u32 {
+        phase.min(self.none())
+    }
+
+    /// The running phase slot.
+    pub(crate) fn running(&self) -> usize {
+        self.running as usize
+    }
+
+    /// Applies one mark made when the arena had used `used` bytes.
+    #[inline]
+    pub(crate) fn mark(&mut self, used: u64, phase: u32, op: u32) -> Interval {
+        let bytes = used.wrapping_sub(self.mark);
+        self.mark = used;
+        let slot = self.slot_of(phase);
+        let (owner, running) = match op {
+            JITARENA_MARK_BEGIN => {
+                if let Some(outer) = self.outer.get_mut(slot as usize) {
+                    *outer = self.running;
+                }
+                (self.running, slot)
+            }
+            JITARENA_MARK_END if slot == self.running => {
+                let outer = self.outer.get(slot as usize).copied();
+                (slot, outer.unwrap_or(self.none()))
+            }
+            JITARENA_MARK_END => (slot, self.running),
+            _ => {
+                // A switch (or an unknown op, read as one): the phase runs alone.
+                let none = self.none();
+                if let Some(outer) = self.outer.get_mut(slot as usize) {
+                    *outer = none;
+                }
+                (self.running, slot)
+            }
+        };
+        if let Some(b) = self.bytes.get_mut(owner as usize) {
+            *b = b.wrapping_add(bytes);
+        }
+        self.running = running;
+        Interval {
+            slot: owner as usize,
+            bytes,
+            running: running as usize,
+        }
+    }
+
+    /// Bytes of `slot` when the arena has used `used` bytes: its closed intervals, and for the
+    /// running phase the bytes since the last mark.
+    pub(crate) fn bytes(&self, slot: usize, used: u64) -> u64 {
+        let closed = self.bytes.get(slot).copied().unwrap_or(0);
+        if slot == self.running as usize {
+            closed.wrapping_add(used.wrapping_sub(self.mark))
+        } else {
+            closed
+        }
+    }
+
+    /// Every slot's bytes (`(slot, bytes)`, non-zero ones) when the arena has used `used`.
+    pub(crate) fn each_nonzero(&self, used: u64) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (0..self.bytes.len())
+            .map(move |slot| (slot, self.bytes(slot, used)))
+            .filter(|&(_, b)| b != 0)
+    }
+
+    /// The number of phase slots ("no phase" included).
+    pub(crate) fn slots(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Empties the counters for the next method: "no phase" runs, nothing used.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.fill(0);
+        self.running = self.none();
+        self.mark = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::JITARENA_MARK_SWITCH;
+
+    const BEGIN: u32 = JITARENA_MARK_BEGIN;
+    const END: u32 = JITARENA_MARK_END;
+    const NONE: u32 = u32::MAX;
+
+    /// The JIT's LSRA: a parent begun, its children ended inside it, the parent ended.
+    #[test]
+    fn children_ended_inside_their_parent_take_the_bytes_since_the_last_mark() {
+        let (lsra, build, alloc, resolve) = (0u32, 1u32, 2u32, 3u32);
+        let mut p = PhaseBytes::new(4).unwrap();
+        p.mark(8, lsra, BEGIN); // 8 bytes before: "no phase"
+        p.mark(108, build, END);
+        p.mark(158, alloc, END);
+        p.mark(160, resolve, END);
+        assert_eq!(p.running(), lsra as usize, "the parent runs on");
+        p.mark(170, lsra, END);
+        assert_eq!(p.running(), 4, "no phase runs after the parent");
+        let got: Vec<_> = p.each_nonzero(200).collect();
+        assert_eq!(got, [(0, 10), (1, 100), (2, 50), (3, 2), (4, 8 + 30)]);
+    }
+
+    /// An inlinee's phases begun and ended inside the inliner's running phase.
+    #[test]
+    fn a_phase_begun_inside_another_returns_to_it_at_its_end() {
+        let (import, inline) = (0u32, 1u32);
+        let mut p = PhaseBytes::new(2).unwrap();
+        p.mark(0, import, BEGIN);
+        p.mark(40, import, END);
+        p.mark(40, inline, BEGIN);
+        p.mark(50, import, BEGIN); // the inlinee's importer
+        p.mark(80, import, END);
+        assert_eq!(p.running(), inline as usize);
+        p.mark(90, inline, END);
+        assert_eq!(p.bytes(0, 90), 70);
+        assert_eq!(p.bytes(1, 90), 20);
+        assert_eq!(p.bytes(2, 95), 5);
+    }
+
+    #[test]
+    fn switches_run_one_phase_alone_and_out_of_range_is_no_phase() {
+        let mut p = PhaseBytes::new(2).unwrap();
+        p.mark(16, 1, JITARENA_MARK_SWITCH);
+        p.mark(24, 0, JITARENA_MARK_SWITCH);
+        p.mark(40, 0, END);
+        assert_eq!(p.running(), 2);
+        p.mark(48, 7, BEGIN);
+        p.mark(56, NONE, JITARENA_MARK_SWITCH);
+        assert_eq!(p.bytes(0, 56), 16);
+        assert_eq!(p.bytes(1, 56), 8);
+        assert_eq!(p.bytes(2, 64), 16 + 8 + 8 + 8);
+        p.clear();
+        assert_eq!(p.each_nonzero(0).count(), 0);
+    }
+}
