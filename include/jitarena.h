@@ -171,7 +171,13 @@ typedef enum jitarena_error {
 typedef struct jitarena_config {
     /** Set by jitarena_config_init() to sizeof(jitarena_config). */
     size_t struct_size;
-    /** Names of kinds 0 .. kind_count-1 (NUL-terminated, non-NULL, unique). Copied at create. */
+    /** Names of kinds 0 .. kind_count-1 (NUL-terminated, non-NULL, unique; UTF-8 of 1 to 255
+     *  bytes with no control characters and no white space at either end: the JIT's display
+     *  names, spaces and punctuation inside, are taken as they are). Copied at create. A create
+     *  whose kind_names and phase_names hold the very pointers of the last create that read
+     *  its names reuses that check and copy without reading the strings (the JIT's static name
+     *  arrays: about 5,000 instructions instead of 180,000), so strings must not change in place
+     *  while the library is loaded; any other pointer is read and checked. */
     const char* const* kind_names;
     /** Number of kinds, 0 .. JITARENA_MAX_KINDS. */
     uint32_t kind_count;

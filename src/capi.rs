@@ -11,12 +11,13 @@ use std::ptr;
 use crate::arena::check_page_size;
 use crate::arena_core::raw::{ArenaSetup, Pager, RawArena};
 use crate::arena_core::registry::{self, Owner};
-use crate::counters::Schema;
+use crate::counters::{lock_names_seen, NamesSeen, Schema};
 use crate::error::{last_error_message, set_last_error, Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
 use crate::fork;
 use crate::message::{message, Message};
 use crate::recorder::{self, MethodRef};
+use crate::shared::Shared;
 use crate::sys::{
     jitarena, jitarena_config, jitarena_method, JITARENA_ABI_VERSION, JITARENA_DEFAULT_PAGE_SIZE,
 };
@@ -266,6 +267,93 @@ unsafe fn read_names(
     Ok(out)
 }
 
+/// Whether a name array holds the pointers a [`NamesSeen`] list holds.
+fn same_pointers(names: &[*const c_char], seen: &[usize]) -> bool {
+    names.len() == seen.len() && names.iter().zip(seen).all(|(p, &s)| p.addr() == s)
+}
+
+/// The entries of a name array (none when `count` is 0).
+///
+/// # Safety
+/// `names` is NULL with `count` 0, or points to `count` pointers.
+unsafe fn entries<'a>(names: *const *const c_char, count: u32) -> &'a [*const c_char] {
+    if count == 0 || names.is_null() {
+        return &[];
+    }
+    // SAFETY: `count` readable pointers per the contract.
+    unsafe { std::slice::from_raw_parts(names, count as usize) }
+}
+
+/// The schema of a config whose name arrays hold the very pointers the last create that read
+/// its names was given, or `None`.
+///
+/// # Safety
+/// As for `jitarena_create`.
+unsafe fn schema_seen(c: &jitarena_config) -> Option<Shared<Schema>> {
+    // SAFETY: forwarded contract on the name arrays.
+    let (kinds, phases) = unsafe {
+        (
+            entries(c.kind_names, c.kind_count),
+            entries(c.phase_names, c.phase_count),
+        )
+    };
+    let seen = lock_names_seen();
+    let last = seen.as_ref()?;
+    let same = same_pointers(kinds, &last.kinds) && same_pointers(phases, &last.phases);
+    same.then(|| Shared::clone(&last.schema))
+}
+
+/// Remembers a config's name arrays with the schema checked from them, for the next create
+/// (nothing when memory for the copies runs out).
+///
+/// # Safety
+/// As for `jitarena_create`.
+unsafe fn remember_names(c: &jitarena_config, schema: &Shared<Schema>) {
+    // SAFETY: forwarded contract on the name arrays.
+    let (kinds, phases) = unsafe {
+        (
+            entries(c.kind_names, c.kind_count),
+            entries(c.phase_names, c.phase_count),
+        )
+    };
+    let copy = |names: &[*const c_char]| {
+        let mut v = Vec::new();
+        v.try_reserve_exact(names.len()).ok()?;
+        for p in names {
+            let _ = fallible::push_within(&mut v, p.addr()); // within the room reserved
+        }
+        Some(v)
+    };
+    if let (Some(kinds), Some(phases)) = (copy(kinds), copy(phases)) {
+        let seen = NamesSeen {
+            kinds,
+            phases,
+            schema: Shared::clone(schema),
+        };
+        *lock_names_seen() = Some(seen);
+    }
+}
+
+/// The checked schema of a config's names: the last create's when the arrays hold the same
+/// pointers, else read, checked and interned.
+///
+/// # Safety
+/// As for `jitarena_create`.
+unsafe fn schema_of(c: &jitarena_config) -> Result<Shared<Schema>, Error> {
+    // SAFETY: forwarded contract.
+    if let Some(schema) = unsafe { schema_seen(c) } {
+        return Ok(schema);
+    }
+    // SAFETY: forwarded contract on the name arrays.
+    let kinds = unsafe { read_names("kind", c.kind_names, c.kind_count)? };
+    // SAFETY: as above.
+    let phases = unsafe { read_names("phase", c.phase_names, c.phase_count)? };
+    let schema = Schema::new(kinds, phases)?.interned()?;
+    // SAFETY: forwarded contract.
+    unsafe { remember_names(c, &schema) };
+    Ok(schema)
+}
+
 /// Turns a caller's config into a checked setup.
 ///
 /// # Safety
@@ -292,9 +380,7 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
         ));
     }
     // SAFETY: forwarded contract on the name arrays.
-    let kinds = unsafe { read_names("kind", c.kind_names, c.kind_count)? };
-    // SAFETY: as above.
-    let phases = unsafe { read_names("phase", c.phase_names, c.phase_count)? };
+    let schema = unsafe { schema_of(&c)? };
     check_page_size(c.page_size)?;
     let pager = match (c.page_alloc, c.page_free) {
         (None, None) => Pager::Builtin,
@@ -313,7 +399,7 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
     // SAFETY: NULL or NUL-terminated per the contract.
     let build = unsafe { build_arg(c.build_id)? };
     Ok(ArenaSetup {
-        schema: Schema::new(kinds, phases)?.interned()?,
+        schema,
         page_size: c.page_size,
         limit_bytes: c.limit_bytes,
         pager,

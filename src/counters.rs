@@ -104,6 +104,27 @@ impl Schema {
 /// The schemas shared by arenas (see [`Schema::interned`]).
 static SCHEMA_CACHE: Mutex<Vec<Shared<Schema>>> = Mutex::new(Vec::new());
 
+/// The name arrays of the last `jitarena_create` that read its names (their pointers, as
+/// addresses) and the schema checked from them.
+pub(crate) struct NamesSeen {
+    /// The kind names' pointers.
+    pub(crate) kinds: Vec<usize>,
+    /// The phase names' pointers.
+    pub(crate) phases: Vec<usize>,
+    /// The schema checked from them.
+    pub(crate) schema: Shared<Schema>,
+}
+
+/// What the last create made of its names: the JIT's per-method arena is created again and
+/// again from the same static name arrays, whose strings need no second reading. One lock per
+/// create, none per allocation.
+static NAMES_SEEN: Mutex<Option<NamesSeen>> = Mutex::new(None);
+
+/// The last create's names, locked (also held across `fork`, as the schema cache is).
+pub(crate) fn lock_names_seen() -> MutexGuard<'static, Option<NamesSeen>> {
+    NAMES_SEEN.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Locks the shared schemas (also held across a `fork`, see `crate::fork`). A panic while it
 /// was held cannot leave it half-updated: its only update is one push.
 pub(crate) fn lock_schema_cache() -> MutexGuard<'static, Vec<Shared<Schema>>> {

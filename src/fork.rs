@@ -20,6 +20,7 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// The locks held from the fork handler `prepare` to `parent` or `child`.
 struct Held {
     _schemas: std::sync::MutexGuard<'static, Vec<crate::shared::Shared<crate::counters::Schema>>>,
+    _names: std::sync::MutexGuard<'static, Option<crate::counters::NamesSeen>>,
     _state: crate::recorder::Held,
     _arenas: [std::sync::MutexGuard<'static, crate::arena_core::registry::Set>;
         crate::arena_core::registry::SHARDS],
@@ -74,6 +75,7 @@ fn register() {}
 extern "C" fn prepare() {
     let held = Held {
         _schemas: crate::counters::lock_schema_cache(),
+        _names: crate::counters::lock_names_seen(),
         _state: crate::recorder::lock_all(),
         _arenas: crate::arena_core::registry::lock_all(),
     };

@@ -14,6 +14,8 @@
 //! on one lock, and a fork taken while another thread holds a shard leaves the child usable
 //! (the fork handlers of `crate::fork` hold every shard across a `fork`).
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Number of shards (a power of two).
@@ -120,25 +122,66 @@ pub(crate) fn lock_all() -> [MutexGuard<'static, Set>; SHARDS] {
 
 /// Records the arena at `addr` as live, owned by Rust code until [`hand_to_c`]; fails, with
 /// nothing recorded, only when the memory to record it cannot be had.
-pub(crate) fn register(addr: usize) -> Result<(), ()> {
-    shard(addr).insert(addr, Owner::Rust)
+/// Bumped whenever an arena leaves the set or changes owner: a thread's cached look-up (see
+/// [`LAST`]) of an older epoch is looked up again.
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// This thread's last look-up that found an arena: its address, the epoch it was found in
+    /// and its owner, so that the calls of one method on one arena (reset, end, reads) take no
+    /// lock. An arena that left the set since has bumped the epoch.
+    static LAST: Cell<(usize, u64, Option<Owner>)> = const { Cell::new((0, u64::MAX, None)) };
 }
 
-/// Records that the live arena at `addr` now belongs to a C caller (`jitarena_create`).
+/// Notes a look-up's answer for this thread.
+fn remember(addr: usize, epoch: u64, owner: Option<Owner>) {
+    // A thread being torn down has no cache: nothing is remembered.
+    let _ = LAST.try_with(|last| last.set((addr, epoch, owner)));
+}
+
+/// Lists a new arena (owned by Rust until handed to C).
+pub(crate) fn register(addr: usize) -> Result<(), ()> {
+    let epoch = EPOCH.load(Ordering::Acquire);
+    shard(addr).insert(addr, Owner::Rust)?;
+    remember(addr, epoch, Some(Owner::Rust));
+    Ok(())
+}
+
+/// Hands a listed arena to a C owner.
 pub(crate) fn hand_to_c(addr: usize) {
-    if let Some(owner) = shard(addr).get_mut(addr) {
+    let mut set = shard(addr);
+    if let Some(owner) = set.get_mut(addr) {
         *owner = Owner::C;
+        let epoch = EPOCH.fetch_add(1, Ordering::AcqRel) + 1;
+        remember(addr, epoch, Some(Owner::C));
     }
 }
 
-/// Records the arena at `addr` as gone; false if it was not live.
+/// Takes an arena out of the set; whether it was listed.
 pub(crate) fn unregister(addr: usize) -> bool {
-    shard(addr).remove(addr).is_some()
+    let mut set = shard(addr);
+    let found = set.remove(addr).is_some();
+    // Bumped while the shard is held: a look-up that found the arena before its removal
+    // cached an older epoch.
+    EPOCH.fetch_add(1, Ordering::AcqRel);
+    remember(0, u64::MAX, None);
+    found
 }
 
-/// The owner of the live arena at `addr`, or `None` if no live arena is there.
+/// The owner of a listed arena, or `None`: from this thread's last look-up when nothing left
+/// the set or changed owner since, else from the set.
 pub(crate) fn owner(addr: usize) -> Option<Owner> {
-    shard(addr).get(addr)
+    let epoch = EPOCH.load(Ordering::Acquire);
+    if let Ok((last, seen, owner)) = LAST.try_with(Cell::get) {
+        if last == addr && seen == epoch && owner.is_some() {
+            return owner;
+        }
+    }
+    let owner = shard(addr).get(addr);
+    if owner.is_some() {
+        remember(addr, epoch, owner);
+    }
+    owner
 }
 
 #[cfg(all(test, target_os = "linux", not(miri)))]
