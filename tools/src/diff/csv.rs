@@ -8,11 +8,11 @@
 //! (`MinOpts`: `True`/`False`). Only contexts both JITs compiled are compared; a compile that
 //! failed on one side only is a failing compile, never a method that shrank to nothing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use super::tally::{finish, method_delta, rank, Tally};
-use super::{keep_largest, tier_group, DiffOptions, Duplicate, MemDiff, Totals};
+use super::{tier_group, DiffOptions, Duplicate, Largest, MemDiff, Totals};
 use jitarena::error::{Error, ErrorCode};
 use jitarena::log::MethodInfo;
 
@@ -321,16 +321,61 @@ fn read_row(src: &Source, c: &Columns, row: &::csv::StringRecord, n: u64) -> Res
 }
 
 /// What the rows add up to, as they are read.
-#[derive(Default)]
 struct Gathered {
     t: Tally,
     infos: Vec<MethodInfo>,
     sums: (u64, u64),
     /// Context numbers seen, to find a context given twice.
     seen: HashSet<i64>,
+    /// Where each context given twice is in the duplicate examples.
+    example_at: HashMap<i64, usize>,
+    /// The largest contexts not compared, for the coverage's lists.
+    lists: Lists,
+}
+
+/// The largest contexts of each kind not compared, kept as the rows come.
+struct Lists {
+    failing_in_diff: Largest,
+    failing_in_base: Largest,
+    missing_in_diff: Largest,
+    missing_in_base: Largest,
+}
+
+impl Lists {
+    /// Lists of at most `top` contexts.
+    fn new(top: usize) -> Lists {
+        Lists {
+            failing_in_diff: Largest::new(top),
+            failing_in_base: Largest::new(top),
+            missing_in_diff: Largest::new(top),
+            missing_in_base: Largest::new(top),
+        }
+    }
 }
 
 impl Gathered {
+    /// Nothing read yet; lists of at most `top` contexts.
+    fn new(top: usize) -> Gathered {
+        Gathered {
+            t: Tally::default(),
+            infos: Vec::new(),
+            sums: (0, 0),
+            seen: HashSet::new(),
+            example_at: HashMap::new(),
+            lists: Lists::new(top),
+        }
+    }
+
+    /// The coverage's lists, from the rows read.
+    fn finish_lists(&mut self) {
+        let lists = std::mem::replace(&mut self.lists, Lists::new(0));
+        let cov = &mut self.t.coverage;
+        cov.failing_in_diff = lists.failing_in_diff.into_sorted();
+        cov.failing_in_base = lists.failing_in_base.into_sorted();
+        cov.missing_in_diff = lists.missing_in_diff.into_sorted();
+        cov.missing_in_base = lists.missing_in_base.into_sorted();
+    }
+
     /// Adds one row; `n` is its line, for messages.
     fn add(&mut self, src: &Source, row: Row, n: u64, options: &DiffOptions) -> Result<(), Error> {
         if let ((Compile::Success, None), (Compile::Success, None)) = (row.base, row.diff) {
@@ -360,7 +405,7 @@ impl Gathered {
                 self.compare(row, x, y);
                 Ok(())
             }
-            _ => count_uncompared(&mut self.t.coverage, row, options.top, &sum),
+            _ => count_uncompared(&mut self.t.coverage, &mut self.lists, row, &sum),
         }
     }
 
@@ -402,9 +447,10 @@ impl Gathered {
         cov.duplicates_base += 1;
         cov.duplicates_diff += 1;
         let examples = &mut cov.duplicate_examples;
-        if let Some(seen) = examples.iter_mut().find(|d| d.context == context) {
-            seen.records += 1; // its third row or later: one example, all its rows counted
+        if let Some(&at) = self.example_at.get(&context) {
+            examples[at].records += 1; // its third row or later: one example, all its rows counted
         } else if examples.len() < top {
+            self.example_at.insert(context, examples.len());
             let file = src.path.display().to_string();
             examples.push(Duplicate::new(
                 "base and diff",
@@ -440,8 +486,8 @@ impl Gathered {
 /// adds bytes to a total, checked.
 fn count_uncompared(
     cov: &mut super::Coverage,
+    lists: &mut Lists,
     row: Row,
-    top: usize,
     sum: &dyn Fn(&mut u64, u64, &str) -> Result<(), Error>,
 ) -> Result<(), Error> {
     use Compile::{Error as Failed, Miss, Success};
@@ -449,12 +495,12 @@ fn count_uncompared(
         ((Success, b), (Failed, _)) => {
             cov.failing_diff += 1;
             cov.failing_diff_only += 1;
-            keep_largest(&mut cov.failing_in_diff, top, b.unwrap_or(0), &row.info);
+            lists.failing_in_diff.offer(b.unwrap_or(0), &row.info);
         }
         ((Failed, _), (Success, d)) => {
             cov.failing_base += 1;
             cov.failing_base_only += 1;
-            keep_largest(&mut cov.failing_in_base, top, d.unwrap_or(0), &row.info);
+            lists.failing_in_base.offer(d.unwrap_or(0), &row.info);
         }
         ((Failed, _), (Failed, _)) => {
             cov.failing_base += 1;
@@ -474,12 +520,12 @@ fn count_uncompared(
         ((_, Some(x)), (_, None)) => {
             cov.only_base += 1;
             sum(&mut cov.only_base_bytes, x, "base-only methods' bytes")?;
-            keep_largest(&mut cov.missing_in_diff, top, x, &row.info);
+            lists.missing_in_diff.offer(x, &row.info);
         }
         ((_, None), (_, Some(y))) => {
             cov.only_diff += 1;
             sum(&mut cov.only_diff_bytes, y, "diff-only methods' bytes")?;
-            keep_largest(&mut cov.missing_in_base, top, y, &row.info);
+            lists.missing_in_base.offer(y, &row.info);
         }
         // Compared by `add`, or both cells empty without result columns (left out by `add`).
         _ => {}
@@ -530,7 +576,7 @@ pub fn diff_csv(
         return Err(src.bad(1, "the file is empty: expected a CSV header"));
     }
     let cols = find_columns(&src, &header, columns)?;
-    let mut g = Gathered::default();
+    let mut g = Gathered::new(options.top);
     g.t.coverage.base_files = 1;
     g.t.coverage.diff_files = 1;
     if cut {
@@ -549,6 +595,7 @@ pub fn diff_csv(
         more = read.map_err(|e| src.csv_error(e))?;
         std::mem::swap(&mut row, &mut next);
     }
+    g.finish_lists();
     g.t.check_overflow(&[path.to_path_buf()])?;
     let (top, matched) = rank(&g.t, options);
     let lists = top.describe(|i| method_delta(&g.t, i, &g.infos[i as usize], &[], &[]));

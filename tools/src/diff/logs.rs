@@ -17,7 +17,7 @@ use std::sync::{mpsc, Arc};
 use super::side::{relay, FileMarks, Keys, Side, MARK_EVERY};
 use super::tally::{finish, method_delta, rank, strip_ignored, FastMap, Tally};
 use super::{identity, repeats};
-use super::{keep_largest, tier_group, DiffOptions, MemDiff};
+use super::{tier_group, DiffOptions, Largest, MemDiff};
 use crate::inputs::expand_inputs;
 use crate::progress::Progress;
 use crate::text::thousands;
@@ -571,7 +571,8 @@ fn read_again(
     let diff_state = &matching.diff_state;
     let mut detail: Vec<Detail> = vec![Default::default(); listed.len()];
     let mut diff_detail: Vec<Vec<(u32, u64)>> = vec![Vec::new(); listed.len()];
-    let mut missing_in_base = Vec::new();
+    let mut missing_in_base = Largest::new(top_n);
+    let mut missing_in_diff = Largest::new(top_n);
     let Tally {
         union,
         ignored,
@@ -603,7 +604,7 @@ fn read_again(
                 let own = tier_group(r.info.tier.as_deref()) as usize;
                 if state == UNMATCHED || state == REPEAT {
                     if state == UNMATCHED {
-                        keep_largest(&mut missing_in_base, top_n, totals.bytes, &r.info);
+                        missing_in_base.offer(totals.bytes, &r.info);
                     }
                     groups_diff[0].sub(&totals);
                     groups_diff[own].sub(&totals);
@@ -633,7 +634,7 @@ fn read_again(
                     // A part of the base's total, which step 1 checked: it cannot overflow.
                     coverage.only_base_bytes =
                         coverage.only_base_bytes.saturating_add(totals.bytes);
-                    keep_largest(&mut coverage.missing_in_diff, top_n, totals.bytes, &r.info);
+                    missing_in_diff.offer(totals.bytes, &r.info);
                 }
                 groups_base[0].sub(&totals);
                 groups_base[group[i] as usize].sub(&totals);
@@ -652,7 +653,8 @@ fn read_again(
     });
     pass3?;
     pass4?;
-    coverage.missing_in_base = missing_in_base;
+    coverage.missing_in_base = missing_in_base.into_sorted();
+    coverage.missing_in_diff = missing_in_diff.into_sorted();
     for (d, kinds) in detail.iter_mut().zip(diff_detail) {
         d.2 = kinds;
     }

@@ -378,28 +378,97 @@ pub struct Missing {
     pub bytes: u64,
 }
 
-/// Keeps the `n` largest of a stream of one-sided methods, in a deterministic order (bytes,
-/// then context, then name), whatever order they come in.
-pub(crate) fn keep_largest(list: &mut Vec<Missing>, n: usize, bytes: u64, info: &MethodInfo) {
-    let key = |m: &Missing| (std::cmp::Reverse(m.bytes), m.context, m.name.clone());
-    if n == 0 {
-        return;
+/// The `n` largest of a stream of one-sided methods, in a deterministic order (bytes, then
+/// context, then name, then tier), whatever order they come in: a bounded heap whose top is the
+/// last kept, so that each method offered costs O(log n) and nothing is copied for one that
+/// does not make the list.
+pub(crate) struct Largest {
+    n: usize,
+    heap: std::collections::BinaryHeap<Ranked>,
+}
+
+/// A kept method, ordered as [`Largest`] lists them (the first listed is the least).
+struct Ranked(Missing);
+
+impl Ranked {
+    fn key(
+        &self,
+    ) -> (
+        std::cmp::Reverse<u64>,
+        i64,
+        &Option<String>,
+        &Option<String>,
+    ) {
+        let m = &self.0;
+        (std::cmp::Reverse(m.bytes), m.context, &m.name, &m.tier)
     }
-    if list.len() == n {
-        let last = &list[n - 1];
-        if (std::cmp::Reverse(bytes), info.context, info.name.clone()) >= key(last) {
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Ranked) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Ranked) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Ranked) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl Largest {
+    /// A list of at most `n` methods.
+    pub(crate) fn new(n: usize) -> Largest {
+        Largest {
+            n,
+            heap: std::collections::BinaryHeap::new(),
+        }
+    }
+
+    /// Offers a method of `bytes` bytes.
+    pub(crate) fn offer(&mut self, bytes: u64, info: &MethodInfo) {
+        if self.n == 0 {
             return;
         }
-        list.pop();
+        if self.heap.len() == self.n {
+            let Some(last) = self.heap.peek() else {
+                return;
+            };
+            let key = (
+                std::cmp::Reverse(bytes),
+                info.context,
+                &info.name,
+                &info.tier,
+            );
+            if key >= last.key() {
+                return;
+            }
+            self.heap.pop();
+        }
+        self.heap.push(Ranked(Missing {
+            context: info.context,
+            name: info.name.clone(),
+            tier: info.tier.clone(),
+            bytes,
+        }));
     }
-    let m = Missing {
-        context: info.context,
-        name: info.name.clone(),
-        tier: info.tier.clone(),
-        bytes,
-    };
-    let at = list.partition_point(|x| key(x) <= key(&m));
-    list.insert(at, m);
+
+    /// The methods kept, the largest first.
+    pub(crate) fn into_sorted(self) -> Vec<Missing> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|r| r.0)
+            .collect()
+    }
 }
 
 /// Quantiles of per-method bytes.
@@ -534,3 +603,55 @@ pub fn tier_group(tier: Option<&str>) -> u8 {
 }
 
 pub(crate) const GROUP_NAMES: [&str; 4] = ["Overall", "MinOpts", "FullOpts", "Other"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_equal_sorting_everything() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for len in [0usize, 1, 2, 10, 100, 1000] {
+            // Few distinct sizes and names: ties broken by context, then name, then tier.
+            let methods: Vec<(u64, MethodInfo)> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let info = MethodInfo {
+                        name: (seed % 3 > 0).then(|| format!("M{}", seed % 5)),
+                        context: (seed % 4) as i64 - 1,
+                        tier: (seed % 7 > 3).then(|| "Tier0".to_string()),
+                    };
+                    (seed % 9, info)
+                })
+                .collect();
+            let key = |m: &Missing| {
+                (
+                    std::cmp::Reverse(m.bytes),
+                    m.context,
+                    m.name.clone(),
+                    m.tier.clone(),
+                )
+            };
+            for n in [0usize, 1, 2, 7, 100, len, len + 1] {
+                let mut all: Vec<Missing> = methods
+                    .iter()
+                    .map(|(bytes, info)| Missing {
+                        context: info.context,
+                        name: info.name.clone(),
+                        tier: info.tier.clone(),
+                        bytes: *bytes,
+                    })
+                    .collect();
+                all.sort_by_key(key);
+                all.truncate(n);
+                let mut largest = Largest::new(n);
+                for (bytes, info) in &methods {
+                    largest.offer(*bytes, info);
+                }
+                assert_eq!(largest.into_sorted(), all, "len {len}, n {n}");
+            }
+        }
+    }
+}

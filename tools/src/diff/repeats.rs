@@ -63,25 +63,27 @@ pub(crate) fn examples(
     files: &[FileMarks],
     n: usize,
 ) -> Vec<Duplicate> {
+    // In order of first repeat; a set to look them up, so that the cost is linear in the
+    // records whatever `n` is.
     let mut wanted: Vec<u64> = Vec::new();
+    let mut found: HashMap<u64, Vec<String>> = HashMap::new();
     for &i in repeats {
+        if wanted.len() == n {
+            break;
+        }
         if let Some(c) = keys.context(i as usize) {
-            if !wanted.contains(&c) {
+            if found.insert(c, Vec::new()).is_none() {
                 wanted.push(c);
-                if wanted.len() == n {
-                    break;
-                }
             }
         }
     }
-    let mut found: HashMap<u64, Vec<String>> = HashMap::new();
     for (i, c) in keys.contexts() {
-        if wanted.contains(&c) {
+        if let Some(holding) = found.get_mut(&c) {
             let file = files.partition_point(|f| f.first + f.count <= i);
             let name = files
                 .get(file)
                 .map_or_else(String::new, |f| f.path.display().to_string());
-            found.entry(c).or_default().push(name);
+            holding.push(name);
         }
     }
     wanted
