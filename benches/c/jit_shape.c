@@ -1,0 +1,207 @@
+/* The whole cost of jitarena in the .NET JIT's shape, against a plain arena written from the
+ * public description of the JIT's own (round to 8, bump, compare, 64 KiB pages from the host;
+ * no counting, no phases). One program, two builds: -DPLAIN_ARENA for the plain arena, without
+ * for jitarena. Each method: an arena created (the JIT's stack-local arena in jitNativeCode),
+ * its phases begun and ended as the JIT's compiler runs them (children ended inside their
+ * parent), about 2,700 allocations of JIT-like sizes through a kind held by an allocator object,
+ * the method ended (no log open: a throughput run) and the arena destroyed. Methods are
+ * heavy-tailed: most small (MinOpts), a few large.
+ *
+ *   jit_shape MODE METHODS      MODE: all | alloc | marks | life | reset | done | none
+ *
+ * Run under callgrind (tests/whole_cost.rs), the instruction counts of the two builds differ by
+ * exactly what jitarena adds. Each mode isolates one part: `alloc` allocations only (one arena
+ * for every method, reset between them), `marks` phase marks only, `life` create and destroy
+ * only, `reset` resets only, `done` jitarena_method_done only; `all` is the whole method;
+ * `none` nothing (the start-up and set-up that the others are measured above). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitarena.h"
+
+#define KINDS 55
+#define PHASES 131
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next(void) {
+    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Sizes as jit-alloc-profile.md: small nodes dominate (about 88 bytes on average), a few
+ * arrays. Precomputed so that both builds run the same stream at the same cost. */
+#define STREAM 65536
+static uint32_t sizes[STREAM];
+static uint8_t kinds[STREAM];
+
+static void make_stream(void) {
+    size_t i;
+    for (i = 0; i < STREAM; i++) {
+        uint64_t r = next();
+        uint32_t size;
+        switch (r % 16) {
+        case 0: size = 200 + (uint32_t)(r >> 8) % 800; break;
+        case 1: size = (r >> 8) % 64 == 0 ? 4000 + (uint32_t)(r >> 16) % 12000 : 120; break;
+        default: size = 16 + 8 * (uint32_t)((r >> 8) % 12); break;
+        }
+        sizes[i] = size;
+        kinds[i] = (uint8_t)((r >> 40) % KINDS);
+    }
+}
+
+#ifdef PLAIN_ARENA
+/* The JIT's own arena, from its public description. */
+typedef struct page {
+    struct page* prev;
+    size_t size;
+} page;
+typedef struct plain {
+    char* next;
+    char* last;
+    page* pages;
+} plain;
+static __attribute__((noinline)) void* plain_new_page(plain* a, size_t size) {
+    size_t want = size + sizeof(page) > 65536 ? (size + sizeof(page) + 65535) / 65536 * 65536 : 65536;
+    page* p = (page*)malloc(want);
+    if (p == NULL) abort();
+    p->prev = a->pages;
+    p->size = want;
+    a->pages = p;
+    a->next = (char*)(p + 1) + size;
+    a->last = (char*)p + want;
+    return p + 1;
+}
+static inline void* plain_alloc(plain* a, size_t size) {
+    void* block;
+    size = (size + 7) & ~(size_t)7;
+    block = a->next;
+    if ((size_t)(a->last - a->next) < size) return plain_new_page(a, size);
+    a->next += size;
+    return block;
+}
+static __attribute__((noinline)) void plain_destroy(plain* a) {
+    page* p = a->pages;
+    while (p != NULL) {
+        page* prev = p->prev;
+        free(p);
+        p = prev;
+    }
+    a->pages = NULL;
+    a->next = a->last = NULL;
+}
+typedef struct { plain* arena; } allocator;
+#define ARENA plain
+static inline void* allocate(allocator c, size_t size) { return plain_alloc(c.arena, size); }
+static inline allocator allocator_of(ARENA* a, uint32_t kind) { allocator c = {a}; (void)kind; return c; }
+#define BEGIN(a, p) ((void)(a), (void)(p))
+#define END(a, p) ((void)(a), (void)(p))
+#else
+static __attribute__((noinline)) void* out_of_memory(jitarena* a, size_t size, jitarena_kind_slot slot) {
+    (void)a; (void)size; (void)slot;
+    abort();
+}
+/* The guide's CompAllocator: the arena and the kind's slot. */
+typedef struct { jitarena* arena; jitarena_kind_slot slot; } allocator;
+#define ARENA jitarena
+static inline void* allocate(allocator c, size_t size) {
+    return jitarena_alloc_slot_or(c.arena, size, c.slot, out_of_memory);
+}
+static inline allocator allocator_of(ARENA* a, uint32_t kind) {
+    allocator c = {a, jitarena_kind_slot_of(kind)};
+    return c;
+}
+#define BEGIN(a, p) jitarena_phase_begin((a), (p))
+#define END(a, p) jitarena_phase_end((a), (p))
+static const char* kind_names[KINDS];
+static const char* phase_names[PHASES];
+static char name_text[KINDS + PHASES][32];
+#endif
+
+static uint64_t sink, allocations, marks;
+
+/* One method's phases and allocations: `phases` top-level phases, every fourth with three
+ * children ended inside it, the allocations spread over them. */
+static __attribute__((noinline)) void compile(ARENA* a, size_t allocs, uint32_t phases, size_t* at, int do_alloc, int do_marks) {
+    uint32_t p;
+    size_t per = allocs / phases + 1, done = 0;
+    for (p = 0; p < phases && done < allocs; p++) {
+        size_t i;
+        if (do_marks) BEGIN(a, p), marks++;
+        for (i = 0; i < per && done < allocs; i++, done++) {
+            size_t k = (*at)++ % STREAM;
+            if (do_alloc) {
+                allocations++;
+                char* m = (char*)allocate(allocator_of(a, kinds[k]), sizes[k]);
+                m[0] = (char)k;
+                sink += (uintptr_t)m;
+            }
+            if (do_marks && p % 4 == 0 && i % (per / 4 + 1) == per / 4) {
+                END(a, PHASES - 1 - (uint32_t)(i % 3));
+                marks++;
+            }
+        }
+        if (do_marks) END(a, p), marks++;
+    }
+}
+
+int main(int argc, char** argv) {
+    const char* mode = argc > 1 ? argv[1] : "all";
+    long methods = argc > 2 ? atol(argv[2]) : 1000, m;
+    size_t at = 0;
+    int all = strcmp(mode, "all") == 0;
+    int alloc_only = strcmp(mode, "alloc") == 0, marks_only = strcmp(mode, "marks") == 0;
+    int life = strcmp(mode, "life") == 0, reset = strcmp(mode, "reset") == 0;
+    int done = strcmp(mode, "done") == 0;
+#ifdef PLAIN_ARENA
+    plain shared = {0, 0, 0};
+#else
+    jitarena_config cfg;
+    jitarena* shared;
+    int i;
+    for (i = 0; i < KINDS + PHASES; i++) snprintf(name_text[i], sizeof name_text[i], i < KINDS ? "CMK_Kind%d" : "Phase name %d", i);
+    for (i = 0; i < KINDS; i++) kind_names[i] = name_text[i];
+    for (i = 0; i < PHASES; i++) phase_names[i] = name_text[KINDS + i];
+    jitarena_config_init(&cfg);
+    cfg.kind_names = kind_names;
+    cfg.kind_count = KINDS;
+    cfg.phase_names = phase_names;
+    cfg.phase_count = PHASES;
+    shared = jitarena_create(&cfg); /* names seen before every method's create */
+    if (shared == NULL) return 1;
+#endif
+    make_stream();
+    for (m = 0; m < methods; m++) {
+        /* Heavy-tailed: 3 of 4 MinOpts (about 700 allocations, 54 phases), the rest FullOpts
+         * (about 2,700, or 20,000 for one in 16). */
+        uint64_t r = next();
+        int minopts = r % 4 != 0;
+        size_t allocs = minopts ? 700 : ((r >> 8) % 16 == 0 ? 20000 : 2700);
+        uint32_t phases = minopts ? 54 : 97;
+#ifdef PLAIN_ARENA
+        plain local = {0, 0, 0};
+        plain* a = (all || life) ? &local : &shared;
+        if (all || alloc_only || marks_only) compile(a, allocs, phases, &at, all || alloc_only, all || marks_only);
+        if (life) (void)plain_alloc(a, 8); /* the page a method's first allocation brings */
+        if (all || life) plain_destroy(a);
+        else if (alloc_only || reset) plain_destroy(a);
+        (void)done;
+#else
+        jitarena_method meth = JITARENA_METHOD_INIT;
+        jitarena* a = (all || life) ? jitarena_create(&cfg) : shared;
+        if (a == NULL) return 1;
+        if (all || alloc_only || marks_only) compile(a, allocs, phases, &at, all || alloc_only, all || marks_only);
+        if (life) (void)jitarena_alloc(a, 8, 0);
+        meth.context = m;
+        if (all || done) (void)jitarena_method_done(a, &meth);
+        if (all || life) jitarena_destroy(a);
+        else if (alloc_only || reset) jitarena_reset(a);
+#endif
+    }
+    printf("methods %ld allocations %llu marks %llu (%llu)\n", methods, (unsigned long long)allocations,
+           (unsigned long long)marks, (unsigned long long)(sink & 1));
+    return 0;
+}
