@@ -2,13 +2,17 @@
 // compallocator.h) over jitarena, in the same shape: a template over a traits type that names
 // the memory kinds and gets pages from the host. docs/adopting.md walks through it. What changes:
 //
-// - ArenaAllocatorT::allocateMemory takes the kind's counter slot and is jitarena_alloc_slot:
-//   the same rounding up to 8 and pointer bump, inline, plus one addition to the kind's counter.
-//   jitarena keeps the pages, so PageDescriptor, allocateNewPage and destroy's page walk go.
+// - ArenaAllocatorT::allocateMemory takes the kind's counter slot and is
+//   jitarena_alloc_slot_or: the same rounding up to 8 and pointer bump, inline, plus one
+//   addition to the kind's counter; a failure calls the traits' outOfMemory() (NOMEM()) from
+//   the caller's code, so nothing tests the result on the inline path.
+// - jitarena keeps the pages, so PageDescriptor, allocateNewPage and destroy's page walk go.
 // - Pages still come from the host (the traits' allocateHostMemory, which the .NET JIT's traits
 //   answer with g_jitHost->allocateSlab), through jitarena's page_alloc and page_free.
-// - An arena serves one method context (every attempt at it) and is then reset and kept for the
-//   next context: creating one reads and checks every kind and phase name.
+// - The lifetime is the JIT's: a stack-local arena per method (jitNativeCode's), created once
+//   for all its attempts and destroyed when the method is done; no pool. As the JIT's, it has
+//   no destructor (jitNativeCode's error trap is SEH): destroy() is called explicitly.
+//   ArenaAllocatorWithDestructorT (the interpreter's) destroys in its destructor.
 // - CompAllocatorT keeps its kind's slot in Release builds too: one more word than the .NET
 //   JIT's Release CompAllocator, which drops its kind.
 #ifndef MINIJIT_ARENAALLOCATOR_H
@@ -16,16 +20,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
-#include <new>
-#include <vector>
 
 #include "jitarena.h"
 
 // TMemKindTraits provides:
 //   MemKind                                   the enum of memory kinds
 //   Count, Names                              how many, and their names (const char* const[Count])
-//   PhaseCount, PhaseNames                    the phases jitarena_set_phase() names, likewise
+//   PhaseCount, PhaseNames                    the phases the arena counts bytes by, likewise
 //   BuildId                                   which build this is (written into the stats log)
 //   allocateHostMemory(size, &actualSize)     a page from the host, or nullptr (never a throw)
 //   freeHostMemory(block, size)               gives a page back
@@ -36,101 +37,23 @@ class ArenaAllocatorT
 public:
     using MemKind = typename TMemKindTraits::MemKind;
 
-    // An arena for one method context: an idle one, else a new one.
+    // Nothing is created yet: declaring an arena costs nothing (an inline attempt declares one
+    // and never uses it). initialize() creates it, inside the compile's error trap.
     ArenaAllocatorT()
-        : m_arena(takeIdle())
+        : m_arena(nullptr)
     {
-    }
-
-    // The context's compilation ended (its record written): the arena is emptied (counters
-    // zeroed, one page kept) and waits for the next context.
-    ~ArenaAllocatorT()
-    {
-        jitarena_reset(m_arena);
-        Pool&                       pool = idlePool();
-        std::lock_guard<std::mutex> hold(pool.lock);
-        pool.idle.push_back(m_arena); // never allocates: takeIdle made the room
     }
 
     ArenaAllocatorT(const ArenaAllocatorT&)            = delete;
     ArenaAllocatorT& operator=(const ArenaAllocatorT&) = delete;
 
-    // Was: round the size up to sizeof(size_t), bump m_nextFreeByte, allocateNewPage past the
-    // page's end. Now the same bump, inline, counting the bytes under the kind's slot.
-    void* allocateMemory(size_t size, jitarena_kind_slot slot)
-    {
-        void* block = jitarena_alloc_slot(m_arena, size, slot);
-        if (block == nullptr)
-        {
-            TMemKindTraits::outOfMemory();
-        }
-        return block;
-    }
+    // No destructor, as the JIT's (its note: one interacts badly with SEH in jitNativeCode):
+    // the method's compile calls destroy() when it is done.
 
-    // The arena, for jitarena_set_phase() and jitarena_method_done().
-    jitarena* handle() const
+    // Creates the arena: cheap when its names were seen before (jitarena caches the checked
+    // names), so an arena per method needs no pool. A failure is NOMEM().
+    void initialize()
     {
-        return m_arena;
-    }
-
-    // At shutdown, when no compile runs: every arena's pages go back to the host.
-    static void destroyIdle()
-    {
-        Pool&                       pool = idlePool();
-        std::lock_guard<std::mutex> hold(pool.lock);
-        for (jitarena* arena : pool.idle)
-        {
-            jitarena_destroy(arena);
-        }
-        pool.idle.clear();
-        pool.created = 0;
-    }
-
-private:
-    // The idle arenas, one for each compile that ran at once. Creating an arena costs about
-    // 109,000 instructions with 55 kinds and 80 phases (reading and checking the names),
-    // resetting one about 650: an arena per context would pay the first for every method.
-    struct Pool
-    {
-        std::mutex             lock;
-        std::vector<jitarena*> idle;
-        size_t                 created = 0;
-    };
-
-    static Pool& idlePool()
-    {
-        static Pool pool;
-        return pool;
-    }
-
-    static jitarena* takeIdle()
-    {
-        Pool& pool = idlePool();
-        bool  room = true;
-        {
-            std::lock_guard<std::mutex> hold(pool.lock);
-            if (!pool.idle.empty())
-            {
-                jitarena* arena = pool.idle.back();
-                pool.idle.pop_back();
-                return arena;
-            }
-            // Room for every arena there is, so that giving one back cannot fail.
-            try
-            {
-                pool.idle.reserve(pool.created + 1);
-                pool.created++;
-            }
-            catch (const std::bad_alloc&)
-            {
-                room = false;
-            }
-        }
-        // outOfMemory() is called with no lock held: it may leave by longjmp.
-        if (!room)
-        {
-            TMemKindTraits::outOfMemory();
-        }
         jitarena_config config;
         jitarena_config_init(&config);
         config.kind_names  = TMemKindTraits::Names;
@@ -140,16 +63,44 @@ private:
         config.page_alloc  = allocatePage;
         config.page_free   = freePage;
         config.build_id    = TMemKindTraits::BuildId;
-        jitarena* arena    = jitarena_create(&config);
-        if (arena == nullptr)
+        m_arena            = jitarena_create(&config);
+        if (m_arena == nullptr)
         {
-            {
-                std::lock_guard<std::mutex> hold(pool.lock);
-                pool.created--;
-            }
             TMemKindTraits::outOfMemory();
         }
-        return arena;
+    }
+
+    bool isInitialized() const
+    {
+        return m_arena != nullptr;
+    }
+
+    // Every page goes back to the host. Nothing to do for an arena never created.
+    void destroy()
+    {
+        jitarena_destroy(m_arena);
+        m_arena = nullptr;
+    }
+
+    // Was: round the size up to sizeof(size_t), bump m_nextFreeByte, allocateNewPage past the
+    // page's end. Now the same bump, inline, counting the bytes under the kind's slot; a
+    // failure (out of line) calls outOfMemory().
+    void* allocateMemory(size_t size, jitarena_kind_slot slot)
+    {
+        return jitarena_alloc_slot_or(m_arena, size, slot, onFailure);
+    }
+
+    // The arena, for the phase calls and jitarena_method_done().
+    jitarena* handle() const
+    {
+        return m_arena;
+    }
+
+private:
+    // What jitarena_alloc_slot_or() calls when a request fails: NOMEM(), in the JIT's code.
+    [[noreturn]] static void* onFailure(jitarena*, size_t, jitarena_kind_slot)
+    {
+        TMemKindTraits::outOfMemory();
     }
 
     // jitarena calls these for its pages. They must return nullptr rather than throw: an
@@ -169,6 +120,18 @@ private:
     }
 
     jitarena* m_arena;
+};
+
+// The interpreter's arena (jitshared's ArenaAllocatorWithDestructorT): the same, destroyed
+// when it goes out of scope, for code without SEH.
+template <typename TMemKindTraits>
+class ArenaAllocatorWithDestructorT : public ArenaAllocatorT<TMemKindTraits>
+{
+public:
+    ~ArenaAllocatorWithDestructorT()
+    {
+        this->destroy();
+    }
 };
 
 // An allocator of one kind, passed by value (the .NET JIT's CompAllocator, from

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -39,9 +40,11 @@
 
 namespace {
 
-// ---- Memory kinds (the .NET JIT's compmemkind.h) and phases (compphases.h) ------------------
+// ---- Memory kinds (the .NET JIT's compmemkind.h, which jit.h includes with alloc.h) ---------
 
-#define MINIJIT_MEM_KINDS(K) K(Token) K(ASTNode) K(IR) K(Simplify) K(LSRA_Interval) K(LSRA) K(Bytecode)
+#define MINIJIT_MEM_KINDS(K)                                                                         \
+    K(Unknown) K(Token) K(ASTNode) K(Inlining) K(IR) K(DebugInfo) K(Simplify) K(SSA) K(Liveness)    \
+    K(Generic) K(LSRA_Interval) K(LSRA) K(Bytecode)
 
 enum CompMemKind : uint32_t
 {
@@ -51,35 +54,31 @@ enum CompMemKind : uint32_t
     CMK_Count
 };
 
-enum Phases : uint32_t
-{
-    PHASE_PARSE,
-    PHASE_LOWER,
-    PHASE_SIMPLIFY,
-    PHASE_REGALLOC,
-    PHASE_EMIT,
-    PHASE_NUMBER_OF
-};
-
-// ---- The host (the .NET JIT's g_jitHost) and the arena's traits ----------------------------
+// ---- The host (the .NET JIT's g_jitHost) and the arena's traits (jit/alloc.h) --------------
 
 const minijit_host* g_jitHost        = nullptr;
 bool                g_jitInitialized = false;
 bool                g_logOpen        = false;
+// Whether this JIT's records go to a log: its JitArenaLog option, or JITARENA_LOG, which the
+// library opens by itself at the first record. Records then carry their context and name.
+bool g_recordsWanted = false;
 // Records that could not be written (a full disk, say): the compiles go on, shutdown says so.
 std::atomic<unsigned> g_recordFailures{0};
 std::string           g_firstRecordFailure;
 
 thread_local std::string last_error;
 
+// The traits live in alloc.h, which jit.h includes before compiler.h declares `enum Phases`:
+// PHASE_NUMBER_OF is not visible here, so the phase count and names are only declared, and
+// defined where the phases are (alloc.cpp or compiler.cpp, after compiler.h).
 struct JitMemKindTraits
 {
     using MemKind              = CompMemKind;
     static constexpr int Count = CMK_Count;
     static const char* const Names[CMK_Count];
     // The phases the arena counts bytes by, and which build this is (in the stats log).
-    static constexpr uint32_t PhaseCount = PHASE_NUMBER_OF;
-    static const char* const  PhaseNames[PHASE_NUMBER_OF];
+    static const uint32_t           PhaseCount;
+    static const char* const* const PhaseNames;
     static constexpr const char* BuildId = MINIJIT_BUILD_ID;
 
     // The host's slabs, as the .NET JIT's traits call g_jitHost->allocateSlab.
@@ -105,7 +104,61 @@ const char* const JitMemKindTraits::Names[CMK_Count] = {
     MINIJIT_MEM_KINDS(K)
 #undef K
 };
-const char* const JitMemKindTraits::PhaseNames[PHASE_NUMBER_OF] = {"Parse", "Lower", "Simplify", "RegAlloc", "Emit"};
+
+// ---- Phases (the .NET JIT's compphases.h, declared in compiler.h) ---------------------------
+//
+// A subset of the JIT's phases, in its order, with its display names and its nesting: a parent
+// (Build SSA representation, Local var liveness, Lowering nodeinfo, Linear scan register alloc)
+// is begun and ended; its children are never begun, only ended with EndPhase(child) inside it,
+// at the end of each child's work, as the JIT's ssabuilder.cpp, liveness.cpp, lower.cpp and
+// lsra.cpp do.
+#define MINIJIT_PHASES(P)                                                                            \
+    P(PHASE_PRE_IMPORT, "Pre-import", -1)                                                            \
+    P(PHASE_IMPORTATION, "Importation", -1)                                                          \
+    P(PHASE_POST_IMPORT, "Post-import", -1)                                                          \
+    P(PHASE_MORPH_INIT, "Morph - Init", -1)                                                          \
+    P(PHASE_MORPH_INLINE, "Morph - Inlining", -1)                                                    \
+    P(PHASE_MORPH_GLOBAL, "Morph - Global", -1)                                                      \
+    P(PHASE_BUILD_SSA, "Build SSA representation", -1)                                               \
+    P(PHASE_BUILD_SSA_LIVENESS, "SSA: liveness", PHASE_BUILD_SSA)                                    \
+    P(PHASE_BUILD_SSA_DF, "SSA: DF", PHASE_BUILD_SSA)                                                \
+    P(PHASE_BUILD_SSA_INSERT_PHIS, "SSA: insert phis", PHASE_BUILD_SSA)                              \
+    P(PHASE_BUILD_SSA_RENAME, "SSA: rename", PHASE_BUILD_SSA)                                        \
+    P(PHASE_VALUE_NUMBER, "Do value numbering", -1)                                                  \
+    P(PHASE_LCLVARLIVENESS, "Local var liveness", -1)                                                \
+    P(PHASE_LCLVARLIVENESS_INIT, "Local var liveness init", PHASE_LCLVARLIVENESS)                    \
+    P(PHASE_LCLVARLIVENESS_PERBLOCK, "Per block local var liveness", PHASE_LCLVARLIVENESS)           \
+    P(PHASE_LCLVARLIVENESS_INTERBLOCK, "Global local var liveness", PHASE_LCLVARLIVENESS)            \
+    P(PHASE_LOWERING, "Lowering nodeinfo", -1)                                                       \
+    P(PHASE_LOWERING_DECOMP, "Lowering decomposition", PHASE_LOWERING)                               \
+    P(PHASE_LOWERING_TRANSFORM, "Lowering transform", PHASE_LOWERING)                                \
+    P(PHASE_LOWERING_CONTAINMENT, "Lowering containment", PHASE_LOWERING)                            \
+    P(PHASE_LINEAR_SCAN, "Linear scan register alloc", -1)                                           \
+    P(PHASE_LINEAR_SCAN_BUILD, "LSRA build intervals", PHASE_LINEAR_SCAN)                            \
+    P(PHASE_LINEAR_SCAN_ALLOC, "LSRA allocate", PHASE_LINEAR_SCAN)                                   \
+    P(PHASE_LINEAR_SCAN_RESOLVE, "LSRA resolve", PHASE_LINEAR_SCAN)                                  \
+    P(PHASE_GENERATE_CODE, "Generate code", -1)                                                      \
+    P(PHASE_EMIT_CODE, "Emit code", -1)                                                              \
+    P(PHASE_POST_EMIT, "Post-Emit", -1)
+
+enum Phases : uint32_t
+{
+#define P(phase, name, parent) phase,
+    MINIJIT_PHASES(P)
+#undef P
+    PHASE_NUMBER_OF
+};
+
+// The JIT's PhaseNames (compiler.cpp), its display names as they are.
+const char* const PhaseNames[PHASE_NUMBER_OF] = {
+#define P(phase, name, parent) name,
+    MINIJIT_PHASES(P)
+#undef P
+};
+
+// Defined where compiler.h is visible (in the .NET JIT: alloc.cpp or compiler.cpp).
+const uint32_t           JitMemKindTraits::PhaseCount = PHASE_NUMBER_OF;
+const char* const* const JitMemKindTraits::PhaseNames = ::PhaseNames;
 
 using ArenaAllocator = ArenaAllocatorT<JitMemKindTraits>;
 using CompAllocator  = CompAllocatorT<JitMemKindTraits>;
@@ -119,16 +172,18 @@ enum CorJitResult
     CORJIT_BADCODE,
     CORJIT_OUTOFMEM,
     CORJIT_INTERNALERROR,
+    CORJIT_SKIPPED,
     CORJIT_RECOVERABLEERROR,
-    CORJIT_IMPLLIMITATION
+    CORJIT_IMPLLIMITATION,
+    CORJIT_R2R_UNSUPPORTED
 };
 
 // The failures the .NET JIT retries once in MinOpts (jitNativeCode), for a method, not an
-// inlinee.
+// inlinee: today's sources also retry CORJIT_R2R_UNSUPPORTED.
 static bool retriedInMinOpts(CorJitResult result)
 {
     return result == CORJIT_INTERNALERROR || result == CORJIT_RECOVERABLEERROR ||
-           result == CORJIT_IMPLLIMITATION;
+           result == CORJIT_IMPLLIMITATION || result == CORJIT_R2R_UNSUPPORTED;
 }
 
 struct JitError
@@ -155,14 +210,34 @@ struct JitError
     throw JitError{CORJIT_IMPLLIMITATION, what};
 }
 
+// The bytes an allocation of `size` takes in the arena (rounded up to 8, as the JIT's
+// allocateMemory rounds): what the phases count.
+constexpr uint64_t roundUp(size_t size)
+{
+    return (size + 7u) & ~uint64_t(7);
+}
+
 // ---- The compiler object ------------------------------------------------------------------
+
+class Compiler;
+struct Node;
+
+// An inline attempt (the .NET JIT's InlineInfo): the inliner, and the callee to import.
+struct InlineInfo
+{
+    Compiler*   InlinerCompiler;
+    const char* source;
+    Node*       result; // the inlinee's imported tree, set by its compile
+};
 
 class Compiler
 {
 public:
-    Compiler(ArenaAllocator* arena, const char* source, bool minOpts)
+    Compiler(ArenaAllocator* arena, const char* source, bool minOpts, InlineInfo* inlineInfo, uint64_t* noPhaseBytes)
         : compArenaAllocator(arena)
         , compSource(source)
+        , impInlineInfo(inlineInfo)
+        , compNoPhaseBytes(noPhaseBytes)
     {
         opts.minOpts = minOpts;
     }
@@ -173,17 +248,35 @@ public:
         return CompAllocator(compArenaAllocator, kind);
     }
 
-    // Phase::Run calls BeginPhase before a phase and EndPhase after it.
-    void BeginPhase(Phases phase)
+    // An inlinee is compiled by its own Compiler, in the inliner's arena.
+    bool compIsForInlining() const
     {
-        jitarena_set_phase(compArenaAllocator->handle(), phase);
+        return impInlineInfo != nullptr;
     }
 
-    // What is allocated between phases belongs to none, rather than to the phase before it.
+    ArenaAllocator* compGetArenaAllocator() const
+    {
+        return compArenaAllocator;
+    }
+
+    // Phase::Run calls BeginPhase before a phase and EndPhase after it. An inlinee's phases run
+    // inside its inliner's "Morph - Inlining", in the inliner's arena: they do not reach the
+    // arena, so the inlinee's bytes stay in that phase.
+    void BeginPhase(Phases phase)
+    {
+        if (!compIsForInlining())
+        {
+            jitarena_phase_begin(compArenaAllocator->handle(), phase);
+        }
+    }
+
+    // Ends the running phase, or a child phase (never begun) inside its running parent.
     void EndPhase(Phases phase)
     {
-        (void)phase;
-        jitarena_set_phase(compArenaAllocator->handle(), JITARENA_NO_PHASE);
+        if (!compIsForInlining())
+        {
+            jitarena_phase_end(compArenaAllocator->handle(), phase);
+        }
     }
 
     // The tier of this attempt (the .NET JIT's compGetTieringName): MinOpts after a fallback.
@@ -192,7 +285,7 @@ public:
         return opts.MinOpts() ? "MinOpts" : "FullOpts";
     }
 
-    // Runs every phase; compCompileFinish writes the context's record.
+    // Runs every phase (an inlinee only its first ones); compCompileFinish writes the record.
     void compCompile(minijit_result* out);
 
     struct Info
@@ -209,6 +302,9 @@ public:
         }
     } opts;
 
+    // The Compiler object of this method's inline attempts, made once in its arena.
+    Compiler* InlineeCompiler = nullptr;
+
 private:
     template <typename Action>
     void DoPhase(Phases phase, Action action)
@@ -222,6 +318,10 @@ private:
 
     ArenaAllocator* compArenaAllocator;
     const char*     compSource;
+    InlineInfo*     impInlineInfo;
+    // What this method context allocates outside every phase (its Compiler objects and
+    // compInitDebuggingInfo's table), counted here as the arena counts phases, for the host.
+    uint64_t* compNoPhaseBytes;
 };
 
 // A standard container's allocator over a CompAllocator (the .NET JIT's jitstd::allocator).
@@ -300,17 +400,31 @@ struct Token {
     bool is(const char* s) const { return (kind == Tok::Sym || kind == Tok::Ident) && len == std::strlen(s) && std::strncmp(text, s, len) == 0; }
 };
 
-enum class NodeKind { Num, Var, Neg, Bin, If, Let };
+enum class NodeKind { Num, Var, Neg, Bin, If, Let, Call };
 
 struct Node {
     NodeKind kind;
     char op;  // + - * / % for Bin; < = > for comparisons in If
     int64_t value;
-    int slot;  // variable slot
+    int slot;  // variable slot; a Call's callee
     Node* a;
     Node* b;
     Node* c;
     Node* d;
+};
+
+// The methods a function may call (its callees, as `sq(x + 1)`): each is inlined, imported by
+// its own Compiler object in the caller's arena, as the .NET JIT imports an inline candidate.
+struct Callee {
+    const char* name;
+    int params;
+    const char* source;
+};
+const Callee g_callees[] = {
+    {"sq", 1, "sq(x) = x * x"},
+    {"cube", 1, "cube(x) = x * x * x"},
+    {"avg", 2, "avg(a, b) = (a + b) / 2"},
+    {"mad", 3, "mad(a, b, c) = a * b + c"},
 };
 
 class Parser {
@@ -455,6 +569,7 @@ private:
             next();
             return n;
         }
+        if (t.kind == Tok::Ident && toks_[pos_ + 1].is("(")) return call();
         if (t.kind == Tok::Ident && !t.is("if") && !t.is("let")) {
             std::string name(t.text, t.len);
             for (int i = static_cast<int>(scopes_.size()) - 1; i >= 0; i--) {
@@ -474,6 +589,30 @@ private:
             return e;
         }
         fail("expected a number, a name or '('");
+    }
+
+    // callee(args): a call to inline.
+    Node* call() {
+        std::string name(peek().text, peek().len);
+        int callee = -1;
+        for (size_t i = 0; i < sizeof g_callees / sizeof g_callees[0]; i++)
+            if (name == g_callees[i].name) callee = static_cast<int>(i);
+        if (callee < 0) fail("unknown function '" + name + "'");
+        next();
+        expect("(");
+        Node* args[3] = {nullptr, nullptr, nullptr};
+        int count = 0;
+        while (!peek().is(")")) {
+            if (count == 3) fail("too many arguments to '" + name + "'");
+            args[count++] = expr();
+            if (!peek().is(")")) expect(",");
+        }
+        next();
+        if (count != g_callees[callee].params) fail("'" + name + "' takes " + std::to_string(g_callees[callee].params) + " arguments");
+        Node* n = make(NodeKind::Call, 0, args[0], args[1]);
+        n->c = args[2];
+        n->slot = callee;
+        return n;
     }
 
     Compiler* comp_;
@@ -507,8 +646,53 @@ int64_t eval(const Node* n, int64_t* env) {
         case NodeKind::Bin: return arith(n->op, eval(n->a, env), eval(n->b, env));
         case NodeKind::If: return arith(n->op, eval(n->a, env), eval(n->b, env)) ? eval(n->c, env) : eval(n->d, env);
         case NodeKind::Let: env[n->slot] = eval(n->a, env); return eval(n->b, env);
+        case NodeKind::Call: noWay("a call that was not inlined");
     }
     return 0;
+}
+
+// ---- Inlining (the .NET JIT's fgInline, in "Morph - Inlining") ------------------------------
+
+CorJitResult jitNativeCode(const char* source, minijit_result* out, InlineInfo* inlineInfo);
+
+Node* cloneTree(Compiler* comp, const Node* n) {
+    if (n == nullptr) return nullptr;
+    Node* c = new (comp, CMK_Inlining) Node(*n);
+    c->a = cloneTree(comp, n->a);
+    c->b = cloneTree(comp, n->b);
+    c->c = cloneTree(comp, n->c);
+    c->d = cloneTree(comp, n->d);
+    return c;
+}
+
+// The inlinee's parameters (its only names: a callee has no `let`) become the arguments.
+Node* substituteArgs(Compiler* comp, Node* n, Node* const* args) {
+    if (n == nullptr) return nullptr;
+    if (n->kind == NodeKind::Var) return cloneTree(comp, args[n->slot]);
+    n->a = substituteArgs(comp, n->a, args);
+    n->b = substituteArgs(comp, n->b, args);
+    n->c = substituteArgs(comp, n->c, args);
+    n->d = substituteArgs(comp, n->d, args);
+    return n;
+}
+
+// Every call is an inline attempt: the callee is compiled by jitNativeCode with an InlineInfo,
+// by the inliner's InlineeCompiler, in the inliner's arena (it takes no arena of its own), and
+// runs only its first phases (Pre-import, Importation, Post-import). The example has no call
+// instruction, so MinOpts inlines too (the .NET JIT's MinOpts leaves calls as they are).
+Node* fgInline(Compiler* comp, Node* n) {
+    if (n == nullptr) return nullptr;
+    n->a = fgInline(comp, n->a);
+    n->b = fgInline(comp, n->b);
+    n->c = fgInline(comp, n->c);
+    n->d = fgInline(comp, n->d);
+    if (n->kind != NodeKind::Call) return n;
+    InlineInfo inlineInfo{comp, g_callees[n->slot].source, nullptr};
+    CorJitResult result = jitNativeCode(inlineInfo.source, nullptr, &inlineInfo);
+    if (result == CORJIT_OUTOFMEM) JitMemKindTraits::outOfMemory();
+    if (result != CORJIT_OK) noWay(std::string("inlinee ") + g_callees[n->slot].name + " failed: " + last_error);
+    Node* args[3] = {n->a, n->b, n->c};
+    return substituteArgs(comp, inlineInfo.result, args);
 }
 
 // ---- Three-address code in basic blocks ----------------------------------------------------
@@ -583,6 +767,7 @@ private:
                 vars[n->slot] = expr(n->a, vars);
                 return expr(n->b, vars);
             }
+            case NodeKind::Call: noWay("a call that was not inlined");
             case NodeKind::If: {
                 int a = expr(n->a, vars), b = expr(n->b, vars), c = vreg(), result = vreg();
                 emit(Inst{Op::Cmp, n->op, c, a, b, 0, nullptr, nullptr});
@@ -697,6 +882,96 @@ void simplify(Compiler* comp, Lowering& ir) {
     }
 }
 
+// ---- SSA, liveness, lowering: parents whose children are ended inside them ----------------
+
+// "Build SSA representation": its four steps end their child phases as they finish, as the
+// JIT's SsaBuilder::Build does; they are never begun.
+void build_ssa(Compiler* comp, Lowering& ir) {
+    StdAllocator<int> ssa(comp->getAllocator(CMK_SSA));
+    // Where each virtual register is defined.
+    Vec<int> defBlock(static_cast<size_t>(ir.vregs), -1, ssa);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts)
+            if (i->dst >= 0) defBlock[i->dst] = b->id;
+    comp->EndPhase(PHASE_BUILD_SSA_LIVENESS);
+    // The successors of each block, from which dominance frontiers follow.
+    Vec<int> succs(ssa);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts) {
+            if (i->t) succs.push_back(i->t->id);
+            if (i->f) succs.push_back(i->f->id);
+        }
+    comp->EndPhase(PHASE_BUILD_SSA_DF);
+    // A phi for each register defined in more than one block (an `if`'s result).
+    Vec<int> phis(ssa);
+    Vec<int> seen(static_cast<size_t>(ir.vregs), -1, ssa);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts)
+            if (i->dst >= 0) {
+                if (seen[i->dst] >= 0 && seen[i->dst] != b->id) phis.push_back(i->dst);
+                seen[i->dst] = b->id;
+            }
+    comp->EndPhase(PHASE_BUILD_SSA_INSERT_PHIS);
+    // One version per definition.
+    Vec<int> versions(static_cast<size_t>(ir.vregs), 0, ssa);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts)
+            if (i->dst >= 0) versions[i->dst]++;
+    comp->EndPhase(PHASE_BUILD_SSA_RENAME);
+}
+
+// "Local var liveness": init, per block, then across blocks (the JIT's fgLocalVarLiveness).
+void liveness(Compiler* comp, Lowering& ir) {
+    StdAllocator<uint8_t> live(comp->getAllocator(CMK_Liveness));
+    const size_t blocks = ir.blocks.size(), vregs = static_cast<size_t>(ir.vregs);
+    Vec<uint8_t> use(blocks * vregs, 0, live), def(blocks * vregs, 0, live);
+    comp->EndPhase(PHASE_LCLVARLIVENESS_INIT);
+    Vec<int> upwardExposed(blocks, 0, StdAllocator<int>(comp->getAllocator(CMK_Liveness)));
+    for (Block* b : ir.blocks) {
+        if (!b->reachable) continue;
+        for (Inst* i : b->insts) {
+            for (int v : {i->a, i->b})
+                if (v >= 0 && !def[b->id * vregs + v] && !use[b->id * vregs + v]) {
+                    use[b->id * vregs + v] = 1;
+                    upwardExposed[b->id]++;
+                }
+            if (i->dst >= 0) def[b->id * vregs + i->dst] = 1;
+        }
+    }
+    comp->EndPhase(PHASE_LCLVARLIVENESS_PERBLOCK);
+    Vec<uint8_t> liveIn(use.begin(), use.end(), live);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (Block* b : ir.blocks)
+            for (Inst* i : b->insts)
+                for (Block* s : {i->t, i->f})
+                    if (s != nullptr)
+                        for (size_t v = 0; v < vregs; v++)
+                            if (liveIn[s->id * vregs + v] && !def[b->id * vregs + v] && !liveIn[b->id * vregs + v]) {
+                                liveIn[b->id * vregs + v] = 1;
+                                changed = true;
+                            }
+    }
+    comp->EndPhase(PHASE_LCLVARLIVENESS_INTERBLOCK);
+}
+
+// "Lowering nodeinfo": decomposition (none on a 64-bit target), transform, containment.
+void lowering(Compiler* comp, Lowering& ir) {
+    StdAllocator<uint8_t> gen(comp->getAllocator(CMK_Generic));
+    comp->EndPhase(PHASE_LOWERING_DECOMP);
+    // Each instruction's operand count.
+    Vec<uint8_t> srcCount(gen);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts) srcCount.push_back(static_cast<uint8_t>((i->a >= 0) + (i->b >= 0)));
+    comp->EndPhase(PHASE_LOWERING_TRANSFORM);
+    // The constants an arithmetic instruction could take as an immediate.
+    Vec<uint8_t> contained(static_cast<size_t>(ir.vregs), 0, gen);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts)
+            if (i->op == Op::Const) contained[i->dst] = 1;
+    comp->EndPhase(PHASE_LOWERING_CONTAINMENT);
+}
+
 // ---- Linear-scan register allocation ------------------------------------------------------
 
 constexpr int REGISTERS = 4;
@@ -750,6 +1025,9 @@ void allocate_registers(Compiler* comp, Lowering& ir, Allocation& out) {
         }
     }
     std::sort(intervals.begin(), intervals.end(), [](const Interval* x, const Interval* y) { return x->start < y->start || (x->start == y->start && x->vreg < y->vreg); });
+    // As LinearScan::doLinearScan: each step ends its child phase inside "Linear scan register
+    // alloc", which runs on.
+    comp->EndPhase(PHASE_LINEAR_SCAN_BUILD);
     out.location.assign(static_cast<size_t>(ir.vregs), -1);
     Vec<Interval*> active(lsra);
     bool used[REGISTERS] = {false, false, false, false};
@@ -786,8 +1064,14 @@ void allocate_registers(Compiler* comp, Lowering& ir, Allocation& out) {
         last->slot = out.slots++;
         out.spills++;
     }
-    for (Interval* iv : intervals) out.location[iv->vreg] = iv->reg >= 0 ? iv->reg : (0x80 | iv->slot);
+    comp->EndPhase(PHASE_LINEAR_SCAN_ALLOC);
+    Vec<int> spilled(lsra);
+    for (Interval* iv : intervals) {
+        out.location[iv->vreg] = iv->reg >= 0 ? iv->reg : (0x80 | iv->slot);
+        if (iv->reg < 0) spilled.push_back(iv->vreg);
+    }
     for (bool u : used) out.registers_used += u;
+    comp->EndPhase(PHASE_LINEAR_SCAN_RESOLVE);
 }
 
 // ---- Bytecode: emit and run -----------------------------------------------------------------
@@ -868,27 +1152,49 @@ void Compiler::compCompile(minijit_result* out)
 {
     Node* body = nullptr;
     int params = 0, slots = 0;
-    DoPhase(PHASE_PARSE, [&] {
+    DoPhase(PHASE_PRE_IMPORT, [] {});
+    DoPhase(PHASE_IMPORTATION, [&] {
         Parser parser(this, compSource);
         body = parser.function(params);
         slots = parser.slots() > params ? parser.slots() : params;
     });
+    DoPhase(PHASE_POST_IMPORT, [] {});
+
+    // An inlinee is imported, and its tree goes back to the inliner.
+    if (compIsForInlining())
+    {
+        impInlineInfo->result = body;
+        return;
+    }
+
+    // Between phases, as the JIT's code between its phases: the scope table of
+    // compInitDebuggingInfo, outside every phase on purpose (the host checks the record's
+    // "(no phase)" against what compNoPhaseBytes counts).
+    constexpr size_t SCOPE_TABLE_BYTES = 44;
+    getAllocator(CMK_DebugInfo).allocate<char>(SCOPE_TABLE_BYTES);
+    *compNoPhaseBytes += roundUp(SCOPE_TABLE_BYTES);
+
+    DoPhase(PHASE_MORPH_INIT, [] {});
+    DoPhase(PHASE_MORPH_INLINE, [&] { body = fgInline(this, body); });
 
     Lowering ir(this);
-    DoPhase(PHASE_LOWER, [&] { ir.function(body, params, slots); });
+    DoPhase(PHASE_MORPH_GLOBAL, [&] { ir.function(body, params, slots); });
 
     // MinOpts does not optimize.
     if (!opts.MinOpts()) {
-        DoPhase(PHASE_SIMPLIFY, [&] { simplify(this, ir); });
+        DoPhase(PHASE_BUILD_SSA, [&] { build_ssa(this, ir); });
+        DoPhase(PHASE_VALUE_NUMBER, [&] { simplify(this, ir); });
     }
+    DoPhase(PHASE_LCLVARLIVENESS, [&] { liveness(this, ir); });
+    DoPhase(PHASE_LOWERING, [&] { lowering(this, ir); });
 
     Allocation alloc(this);
-    DoPhase(PHASE_REGALLOC, [&] { allocate_registers(this, ir, alloc); });
+    DoPhase(PHASE_LINEAR_SCAN, [&] { allocate_registers(this, ir, alloc); });
 
     Vec<uint8_t> code(StdAllocator<uint8_t>(getAllocator(CMK_Bytecode)));
+    DoPhase(PHASE_GENERATE_CODE, [&] { emit_bytecode(this, ir, alloc, code); });
     int64_t value = 0;
-    DoPhase(PHASE_EMIT, [&] {
-        emit_bytecode(this, ir, alloc, code);
+    DoPhase(PHASE_EMIT_CODE, [&] {
         // Check the bytecode against the tree on a few inputs.
         for (int trial = 0; trial < 4; trial++) {
             int64_t args[64], env[64];
@@ -898,6 +1204,7 @@ void Compiler::compCompile(minijit_result* out)
             if (value != want) noWay("the bytecode computes " + std::to_string(value) + ", the source " + std::to_string(want));
         }
     });
+    DoPhase(PHASE_POST_EMIT, [] {});
 
     compCompileFinish();
     if (out) {
@@ -914,14 +1221,15 @@ void Compiler::compCompile(minijit_result* out)
 void Compiler::compCompileFinish()
 {
     jitarena_method method = JITARENA_METHOD_INIT;
-    method.name            = info.compFullName;
     // The tier of the attempt that produced the code.
     method.tier = compGetTieringName();
-    if (g_logOpen)
+    if (g_recordsWanted)
     {
-        // The host's number for this context (SuperPMI's for the context it replays), else -1.
-        // Asked only when there is a log: a runtime's host looks every name up in its settings.
+        // The host's number for this context (SuperPMI's for the context it replays), else -1,
+        // and the method's name. Asked only when records go to a log (JitArenaLog or
+        // JITARENA_LOG): a runtime's host looks every name up in its settings.
         method.context = g_jitHost->get_int_config(g_jitHost->self, "SuperPMIMethodContextNumber", -1);
+        method.name    = info.compFullName;
     }
     if (jitarena_method_done(compArenaAllocator->handle(), &method) != 0)
     {
@@ -936,37 +1244,82 @@ void Compiler::compCompileFinish()
 
 namespace {
 
-// One method context (the .NET JIT's jitNativeCode): compiled optimized and, when that fails on
-// an implementation limit or an internal error, once more in MinOpts (jitFallbackCompile). Both
-// attempts allocate from one arena, reset only when the context is done, so that its one record,
-// written by compCompileFinish when its compilation ends, holds the bytes of both.
-CorJitResult jitNativeCode(const char* source, minijit_result* out)
+// One method context (the .NET JIT's jitNativeCode), or an inline attempt (inlineInfo set).
+// A method is compiled optimized and, when that fails on an implementation limit or an
+// internal error, once more in MinOpts (jitFallbackCompile). Both attempts allocate from one
+// arena, destroyed only when the method is done, so that its one record, written by
+// compCompileFinish when its compilation ends, holds the bytes of both.
+CorJitResult jitNativeCode(const char* source, minijit_result* out, InlineInfo* inlineInfo)
 {
-    ArenaAllocator arena;
-    bool           jitFallbackCompile = false;
+    // The method's arena, on this stack as the JIT's own: it costs nothing to declare (an
+    // inline attempt never creates it, and allocates in its inliner's), and a method creates
+    // it once, inside its first attempt's error trap, for all its attempts.
+    ArenaAllocator  alloc;
+    ArenaAllocator* pAlloc = inlineInfo != nullptr ? inlineInfo->InlinerCompiler->compGetArenaAllocator() : &alloc;
+    bool            jitFallbackCompile = false;
+    uint64_t        noPhaseBytes       = 0;
+    CorJitResult    result;
     for (;;)
     {
-        // An attempt's first allocations belong to no phase (not to the phase that failed).
-        jitarena_set_phase(arena.handle(), JITARENA_NO_PHASE);
-        CorJitResult result;
         try
         {
-            Compiler compiler(&arena, source, jitFallbackCompile);
-            compiler.compCompile(out);
-            return CORJIT_OK;
+            Compiler* compiler;
+            if (inlineInfo != nullptr)
+            {
+                // The inliner's one inlinee Compiler object, made in its arena at its first
+                // inline attempt (inside "Morph - Inlining"), made anew for each attempt.
+                Compiler* inliner = inlineInfo->InlinerCompiler;
+                if (inliner->InlineeCompiler == nullptr)
+                {
+                    inliner->InlineeCompiler = static_cast<Compiler*>(
+                        pAlloc->allocateMemory(sizeof(Compiler), jitarena_kind_slot_of(CMK_Unknown)));
+                }
+                compiler = new (inliner->InlineeCompiler)
+                    Compiler(pAlloc, source, inliner->opts.MinOpts(), inlineInfo, nullptr);
+            }
+            else
+            {
+                if (!alloc.isInitialized())
+                {
+                    alloc.initialize();
+                }
+                // An attempt's first allocations belong to no phase (not to the phase that failed).
+                jitarena_set_phase(alloc.handle(), JITARENA_NO_PHASE);
+                void* memory = alloc.allocateMemory(sizeof(Compiler), jitarena_kind_slot_of(CMK_Unknown));
+                noPhaseBytes += roundUp(sizeof(Compiler));
+                compiler = new (memory) Compiler(&alloc, source, jitFallbackCompile, nullptr, &noPhaseBytes);
+            }
+            compiler->compCompile(out);
+            result = CORJIT_OK;
         }
         catch (const JitError& e)
         {
             result     = e.result;
             last_error = e.message;
         }
-        if (jitFallbackCompile || !retriedInMinOpts(result))
+        catch (const std::bad_alloc&)
         {
-            // Every attempt failed: no record, and memdiff counts the context as missing here.
-            return result;
+            result     = CORJIT_OUTOFMEM;
+            last_error = std::string("out of memory: ") + jitarena_last_error_message();
+        }
+        if (result == CORJIT_OK || inlineInfo != nullptr || jitFallbackCompile || !retriedInMinOpts(result))
+        {
+            // Done, or every attempt failed: then no record, and memdiff counts the context as
+            // missing here.
+            break;
         }
         jitFallbackCompile = true;
     }
+    if (inlineInfo == nullptr)
+    {
+        if (out != nullptr)
+        {
+            out->no_phase_bytes = noPhaseBytes;
+        }
+        // The method is done: its arena and every page go back to the host.
+        alloc.destroy();
+    }
+    return result;
 }
 
 }  // namespace
@@ -1003,6 +1356,10 @@ int minijit_startup(const minijit_host* host)
         }
         g_logOpen = true;
     }
+    // Or JITARENA_LOG names the log, which the library opens at the first record: records are
+    // wanted either way, and must carry their contexts and names.
+    const char* env = std::getenv("JITARENA_LOG");
+    g_recordsWanted = g_logOpen || (env != nullptr && *env != '\0');
     g_jitInitialized = true;
     return 0;
 }
@@ -1016,8 +1373,6 @@ int minijit_shutdown(void)
     }
     g_jitInitialized = false;
     int rc           = 0;
-    // No compile runs now: every arena's pages go back to the host.
-    ArenaAllocator::destroyIdle();
     // Compiler::compShutdown: each record reached the file when it was written; this closes it.
     if (g_logOpen)
     {
@@ -1050,15 +1405,7 @@ int minijit_compile(const char* source, minijit_result* out)
         last_error = "minijit_compile before minijit_startup";
         return 1;
     }
-    try
-    {
-        return jitNativeCode(source, out) == CORJIT_OK ? 0 : 1;
-    }
-    catch (const std::bad_alloc&)
-    {
-        last_error = std::string("out of memory: ") + jitarena_last_error_message();
-    }
-    return 1;
+    return jitNativeCode(source, out, nullptr) == CORJIT_OK ? 0 : 1;
 }
 
 }  // extern "C"

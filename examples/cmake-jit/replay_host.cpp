@@ -197,6 +197,10 @@ int main(int argc, char** argv) {
             } else if (results[j].min_opts) {
                 std::printf("%s: context %ld compiled in MinOpts after: %s\n", jits[j].path, context, jits[j].error());
             }
+            // What the JIT allocated outside every phase, by its own count: its record's
+            // "(no phase)" must hold exactly this.
+            std::printf("%s: context %ld: %llu bytes outside every phase\n", jits[j].path, context,
+                        static_cast<unsigned long long>(results[j].no_phase_bytes));
             code[j] += results[j].bytecode_size;
         }
         if (results[0].checked_value != results[1].checked_value || results[0].bytecode_size != results[1].bytecode_size ||
