@@ -165,7 +165,10 @@ fn no_phase_bytes(out: &str, jit: &Path) -> std::collections::BTreeMap<u64, u64>
         .filter_map(|l| l.strip_suffix(" bytes outside every phase"))
         .map(|l| {
             let (context, bytes) = l.split_once(": ").expect("context: bytes");
-            (context.parse().expect("a context"), bytes.parse().expect("bytes"))
+            (
+                context.parse().expect("a context"),
+                bytes.parse().expect("bytes"),
+            )
         })
         .collect()
 }
@@ -190,7 +193,11 @@ fn check_phases(recs: &[Value], outside: &std::collections::BTreeMap<u64, u64>, 
             .values()
             .map(|b| b.as_u64().expect("bytes"))
             .sum();
-        assert_eq!(sum, r["used_bytes"].as_u64().unwrap(), "phases add up to the bytes used: {r}");
+        assert_eq!(
+            sum,
+            r["used_bytes"].as_u64().unwrap(),
+            "phases add up to the bytes used: {r}"
+        );
         assert_eq!(
             phase(r, "(no phase)"),
             outside[&context],
@@ -301,7 +308,10 @@ fn the_example_jit_records_each_context_once_and_fails_the_gate_on_its_heavier_s
         .arg(&jit.diff)
         .arg(&programs));
     assert_eq!(code, 0, "{env_out}");
-    for (prefix, option_log) in [("libminijit_base-", &base_log), ("libminijit_diff-", &diff_log)] {
+    for (prefix, option_log) in [
+        ("libminijit_base-", &base_log),
+        ("libminijit_diff-", &diff_log),
+    ] {
         let env_recs = records(&only_file(&env_dir, prefix));
         let option_recs = records(option_log);
         assert_eq!(env_recs.len(), names.len(), "{prefix}");
