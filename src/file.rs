@@ -6,6 +6,17 @@
 //! (on Unix, a file is emptied at its first write, so that a writer that cannot be set up
 //! leaves it as it was).
 //!
+//! A pipe or FIFO whose reader has gone, or a socket whose peer has, never kills the process
+//! with `SIGPIPE`: SIGPIPE is blocked for the calling thread around each write to such a file
+//! (`pthread_sigmask`), the signal that write raised is taken back (`sigtimedwait`; `sigwait`
+//! where that is missing) unless one was pending already, and the thread's mask is restored,
+//! so that the write fails with `EPIPE` (`JITARENA_E_IO`) and the JIT's own signal state (its
+//! mask, its handlers, a SIGPIPE pending for it) is as it was. A regular file raises no
+//! SIGPIPE, and its writes make no such calls. A FIFO is opened without waiting for a reader
+//! (`O_NONBLOCK`, cleared once open, so that writes wait for room as usual): with no reader,
+//! the open fails at once with `ENXIO` ("No such device or address") instead of blocking the
+//! JIT forever.
+//!
 //! A file is held by its one writer: on Unix an advisory lock (`flock`, which two opens in one
 //! process also contend for, unlike `fcntl`'s locks) on a regular file; on Windows a share
 //! mode that lets readers in but no second writer. A second writer of the same file (another
@@ -31,13 +42,16 @@ pub(crate) struct OutFile {
     /// Whether the file is still to be emptied, at the first write: a writer that cannot be
     /// set up (out of memory) leaves a file it was to replace as it was.
     to_empty: bool,
+    /// Whether a write may raise SIGPIPE: a FIFO or a socket (a pipe given by descriptor is a
+    /// FIFO to `fstat`).
+    pipe: bool,
 }
 
 #[cfg(unix)]
 impl OutFile {
     /// Creates `path` (mode 0666 less the umask) for writing, or opens it to be emptied at the
-    /// first write. Fails with `OutOfMemory` when the path cannot be copied, and
-    /// `InvalidInput` when it holds a NUL.
+    /// first write. Fails with `OutOfMemory` when the path cannot be copied, `InvalidInput`
+    /// when it holds a NUL, and at once with `ENXIO` for a FIFO that no process reads.
     pub(crate) fn create(path: &Path) -> io::Result<OutFile> {
         use std::os::unix::ffi::OsStrExt;
         let bytes = path.as_os_str().as_bytes();
@@ -50,15 +64,22 @@ impl OutFile {
             .map_err(crate::fallible::no_memory)?;
         let _ = crate::fallible::extend_within(&mut c_path, bytes); // within the room
         let _ = crate::fallible::push_within(&mut c_path, 0);
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC;
+        // Not waiting for a FIFO's reader: `O_NONBLOCK`, cleared below once the file is open.
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NONBLOCK;
         loop {
             // SAFETY: `c_path` is a NUL-terminated string (no NUL before its end, checked
             // above) that lives across the call; the mode is passed as the variadic argument
             // `open` reads when `O_CREAT` is set.
             let fd = unsafe { open(c_path.as_ptr().cast(), flags, 0o666 as libc::c_uint) };
             if fd >= 0 {
-                let file = OutFile { fd, to_empty: true };
-                file.hold()?; // on failure, `file` is dropped: its descriptor closed
+                let mut file = OutFile {
+                    fd,
+                    to_empty: true,
+                    pipe: false,
+                };
+                // On failure, `file` is dropped: its descriptor closed.
+                file.blocking()?;
+                file.hold()?;
                 return Ok(file);
             }
             let e = io::Error::last_os_error();
@@ -68,17 +89,33 @@ impl OutFile {
         }
     }
 
+    /// Clears `O_NONBLOCK`, with which the file was opened: a write to a full pipe waits for
+    /// room, as it would have without it.
+    fn blocking(&self) -> io::Result<()> {
+        // SAFETY: `fd` is this file's open descriptor; F_GETFL takes no argument.
+        let flags = unsafe { libc::fcntl(self.fd, libc::F_GETFL) };
+        // SAFETY: as above; F_SETFL takes the flags as an int.
+        if flags < 0
+            || unsafe { libc::fcntl(self.fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Takes the file's advisory lock for this writer, if it is a regular file (a device or a
-    /// FIFO, `/dev/null` say, may have several writers). Fails with `WouldBlock` when another
-    /// open of the file holds it.
-    fn hold(&self) -> io::Result<()> {
+    /// FIFO, `/dev/null` say, may have several writers), and notes whether a write to it may
+    /// raise SIGPIPE. Fails with `WouldBlock` when another open of the file holds it.
+    fn hold(&mut self) -> io::Result<()> {
         // SAFETY: `stat` is plain data, for which all zeroes is a valid value.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: `fd` is this file's open descriptor and `st` is writable for a `stat`.
         if unsafe { libc::fstat(self.fd, &mut st) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        let kind = st.st_mode & libc::S_IFMT;
+        self.pipe = kind == libc::S_IFIFO || kind == libc::S_IFSOCK;
+        if kind != libc::S_IFREG {
             return Ok(());
         }
         loop {
@@ -147,14 +184,97 @@ impl io::Write for OutFile {
             false => isize::MAX as usize,
         };
         let n = buf.len().min(most);
-        // SAFETY: `buf` is readable for `n` bytes, and `fd` is this file's open descriptor.
-        let written = unsafe { libc::write(self.fd, buf.as_ptr().cast(), n) };
-        usize::try_from(written).map_err(|_| io::Error::last_os_error())
+        let written = match self.pipe {
+            false => write_fd(self.fd, buf, n),
+            true => write_pipe(self.fd, buf, n),
+        };
+        written.map_err(io::Error::from_raw_os_error)
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(()) // every write goes to the operating system at once
     }
+}
+
+/// One `write` of the first `n` bytes of `buf` (at most its length) to `fd`: the bytes
+/// written, or the error number.
+#[cfg(unix)]
+#[inline(never)]
+fn write_fd(fd: libc::c_int, buf: &[u8], n: usize) -> Result<usize, i32> {
+    // SAFETY: `buf` is readable for `n <= buf.len()` bytes; `fd` is an open descriptor.
+    let written = unsafe { libc::write(fd, buf.as_ptr().cast(), n.min(buf.len())) };
+    usize::try_from(written).map_err(|_| io::Error::last_os_error().raw_os_error().unwrap_or(0))
+}
+
+/// [`write_fd`] to a pipe, a FIFO or a socket, with SIGPIPE blocked for this thread, so that a
+/// reader that has gone makes it fail with `EPIPE` instead of killing the process; the SIGPIPE
+/// it raised is taken back unless one was pending before, and the thread's mask is restored. A
+/// thread that blocks SIGPIPE already is left as it is.
+#[cfg(unix)]
+#[inline(never)]
+fn write_pipe(fd: libc::c_int, buf: &[u8], n: usize) -> Result<usize, i32> {
+    // The sets stay where they are, used through pointers (a `sigset_t` is 128 bytes).
+    let mut pipe = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    let (pipe, old) = (pipe.as_mut_ptr(), old.as_mut_ptr());
+    // SAFETY: `sigemptyset` initializes `pipe` (it cannot fail for a valid pointer), to which
+    // SIGPIPE, a valid signal number, is added; `pthread_sigmask` changes the calling thread's
+    // mask only, and fills `old`, which is read only when it succeeded. The mask is left alone
+    // (nothing to take back or restore) when it cannot be changed, or when the JIT blocks
+    // SIGPIPE itself.
+    let guarded = unsafe {
+        libc::sigemptyset(pipe);
+        libc::sigaddset(pipe, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, pipe, old) == 0
+            && libc::sigismember(old, libc::SIGPIPE) != 1
+    };
+    let was_pending = guarded && sigpipe_pending();
+    let written = write_fd(fd, buf, n);
+    if guarded {
+        if written == Err(libc::EPIPE) && !was_pending && sigpipe_pending() {
+            take_sigpipe(pipe);
+        }
+        // SAFETY: `old` is the mask read above: this thread's own change undone.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
+    }
+    written
+}
+
+/// Whether a SIGPIPE is pending for this thread or the process.
+#[cfg(unix)]
+fn sigpipe_pending() -> bool {
+    let mut pending = std::mem::MaybeUninit::uninit();
+    // SAFETY: `pending` is writable; `sigismember` reads it only once `sigpending` filled it.
+    unsafe {
+        libc::sigpending(pending.as_mut_ptr()) == 0
+            && libc::sigismember(pending.as_ptr(), libc::SIGPIPE) == 1
+    }
+}
+
+/// Takes a pending SIGPIPE (`pipe`, blocked for this thread), without waiting.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+fn take_sigpipe(pipe: *const libc::sigset_t) {
+    let none = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `pipe` holds SIGPIPE, blocked and pending for this thread; a zero timeout never
+    // waits; no `siginfo` is asked for.
+    while unsafe { libc::sigtimedwait(pipe, std::ptr::null_mut(), &none) } < 0
+        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+}
+
+/// Takes a pending SIGPIPE (`pipe`, blocked for this thread): `sigwait` returns at once, as
+/// the signal is pending (the caller checked).
+#[cfg(all(
+    unix,
+    not(any(target_os = "linux", target_os = "android", target_os = "freebsd"))
+))]
+fn take_sigpipe(pipe: *const libc::sigset_t) {
+    let mut signal = 0;
+    // SAFETY: `pipe` holds SIGPIPE, blocked and pending; `signal` is writable.
+    unsafe { libc::sigwait(pipe, &mut signal) };
 }
 
 #[cfg(unix)]

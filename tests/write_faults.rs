@@ -341,22 +341,34 @@ fn a_log_on_dev_null_or_a_fifo_takes_every_record() {
         .status()
         .expect("run mkfifo");
     assert!(made.success());
-    let drained = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || std::fs::read(fifo).expect("read the FIFO"))
-    };
+    // The reader is there before the program opens the FIFO (the library does not wait for a
+    // reader: with none, its open fails at once), and this test holds a write end too, so
+    // that the reading ends only once the test lets go of it, after the program.
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .expect("open the FIFO to read");
+    let held = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("open the FIFO to write");
+    // SAFETY: `reader` is an open descriptor; reads wait for data again.
+    assert_eq!(
+        unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETFL, 0) },
+        0
+    );
+    let drained = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut { reader }, &mut bytes).expect("read the FIFO");
+        bytes
+    });
     let mut cmd = Command::new(program());
     cmd.arg("accept").env("JITARENA_LOG", &fifo);
     run_within(cmd, Duration::from_secs(60));
-    // A program that never opened the log leaves the reader waiting in its open: a writer's
-    // open (refused when no reader waits) ends that wait, and the reading, at once.
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let _ = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&fifo);
-    }
+    drop(held);
     let copy = tmp("log-from-fifo.jas");
     std::fs::write(&copy, drained.join().unwrap()).unwrap();
     let (records, warnings) = read_log(&copy);
