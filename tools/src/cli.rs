@@ -194,13 +194,13 @@ struct MemdiffArgs {
     csv: Vec<PathBuf>,
     /// The metric of SuperPMI's details file to compare: its `Base NAME` and `Diff NAME`
     /// columns [default: BytesAllocated].
-    #[arg(long, value_name = "NAME", requires = "csv", conflicts_with_all = ["base_col", "diff_col"])]
+    #[arg(long, value_name = "NAME", requires = "csv", conflicts_with_all = ["base_col", "diff_col"], value_parser = parse_name)]
     metric: Option<String>,
     /// The CSV's base bytes column, for a CSV that SuperPMI did not write.
-    #[arg(long, value_name = "NAME", requires_all = ["csv", "diff_col"])]
+    #[arg(long, value_name = "NAME", requires_all = ["csv", "diff_col"], value_parser = parse_name)]
     base_col: Option<String>,
     /// The CSV's diff bytes column.
-    #[arg(long, value_name = "NAME", requires_all = ["csv", "base_col"])]
+    #[arg(long, value_name = "NAME", requires_all = ["csv", "base_col"], value_parser = parse_name)]
     diff_col: Option<String>,
     /// Accept compiles that failed on one side only (SuperPMI's `Error` result; by default
     /// they make the check INCOMPLETE).
@@ -227,11 +227,21 @@ fn parse_limit(s: &str) -> Result<Limit, String> {
         .map_err(|e| format!("{e}, or `off`"))
 }
 
-/// A threshold of growth: a percentage of at least 0, `25` or `25%`.
+/// A name of a metric or column: not empty (`--metric ''` would read the columns `Base ` and
+/// `Diff `).
+fn parse_name(s: &str) -> Result<String, String> {
+    match s.trim() {
+        "" => Err(format!("{s:?}: expected a name, not an empty one")),
+        _ => Ok(s.to_string()),
+    }
+}
+
+/// A threshold of growth: a percentage of at least 0, `25` or `25%`, without a sign (`-0`
+/// would be shown as `-0%`).
 fn parse_percent(s: &str) -> Result<f64, String> {
-    let number = s.strip_suffix('%').unwrap_or(s);
-    match number.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+    let number = s.strip_suffix('%').unwrap_or(s).trim();
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && !number.starts_with(['-', '+']) => Ok(v),
         _ => Err(format!(
             "{s:?}: expected a percentage of at least 0, as 25 or 25%"
         )),

@@ -358,6 +358,9 @@ fn byte_cells_are_read_exactly_or_refused() {
         ("9007199254740993.0", 9_007_199_254_740_993),
         ("18446744073709551615.0", u64::MAX),
         ("\"18,446,744,073,709,551,615\"", u64::MAX),
+        ("2e2", 200),
+        ("2E+2", 200),
+        (".5e1", 5),
     ] {
         assert_eq!(value("exact.csv", cell).ok(), Some(bytes), "{cell}");
     }
@@ -370,6 +373,8 @@ fn byte_cells_are_read_exactly_or_refused() {
         "\"1,234_567\"",
         "18446744073709551615.5",
         "+5",
+        "+2e2",
+        "-2e2",
         ".",
         "1.2.3",
         "1.x",
@@ -508,4 +513,42 @@ fn a_file_whose_last_line_has_no_line_ending_is_cut_short_and_its_last_row_unrea
         assert_eq!(totals(&d), ((1, 2), (1, 0, 0)), "{name}");
         assert!(d.coverage.truncated.is_empty(), "{name}");
     }
+}
+
+#[test]
+fn lines_end_in_lf_crlf_or_a_lone_cr_and_are_counted_alike() {
+    for (name, end) in [
+        ("lines-lf.csv", "\n"),
+        ("lines-crlf.csv", "\r\n"),
+        ("lines-cr.csv", "\r"),
+    ] {
+        let text = [
+            "Method,Base bytes,Diff bytes",
+            "A,1,1",
+            "",
+            "\"B\",2,2",
+            "C,x,3",
+            "",
+        ]
+        .join(end);
+        let err = error_of(name, &text);
+        assert!(
+            err.contains(&format!("{name}:5: the Base bytes column holds \"x\"")),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_column_of_a_wide_header_is_named_in_a_short_message() {
+    // A header of a million columns made a message of 10.9 MB listing every one.
+    let header: Vec<String> = (0..1_000_000).map(|i| format!("column{i}")).collect();
+    let path = write("wide.csv", format!("{}\n", header.join(",")).as_bytes());
+    let err = diff_of(&path).unwrap_err().to_string();
+    assert!(err.len() < 2_000, "{} bytes", err.len());
+    assert!(
+        err.contains("no column \"Base bytes\" (columns: column0, column1,")
+            && err.contains("column19, and 999,980 more)"),
+        "{err}"
+    );
 }

@@ -73,6 +73,19 @@ fn a_kind_that_takes_over_another_passes_and_a_real_growth_still_fails() {
     };
     assert!(row("BlockSet").contains("appeared"), "{md}");
     assert!(row("BasicBlock").contains("vanished"), "{md}");
+    // The passing rule does not say that no kind grew under a kind that appeared with more
+    // bytes than its floor: it names the new kind, judged through the total.
+    let blockset = 3_000 * (METHODS * (METHODS + 1) / 2) as u64;
+    for text in [&out, &md] {
+        assert!(!text.contains("no kind of at least"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "kind new in the diff, judged through the total: BlockSet ({} bytes)",
+                jitarena_tools::report::thousands(blockset)
+            )),
+            "{text}"
+        );
+    }
 
     // The same, and LSRA, on both sides, grows by 40%: that fails, naming LSRA alone.
     let grown = log_of(
@@ -195,6 +208,9 @@ fn options_are_strict_and_percentages_take_a_percent_sign() {
             "5%%",
             "expected a percentage of at least 0",
         ),
+        // No sign: `-0` was taken, and shown as "-0%".
+        ("--fail-above=-0", "", "expected a percentage of at least 0"),
+        ("--max-missed=-0", "", "expected a share from 0 to 100%"),
     ] {
         let args = ["memdiff", s(&base), s(&base), flag, value];
         let (code, _, err) = cli(&args[..args.len() - usize::from(value.is_empty())]);

@@ -508,3 +508,26 @@ fn the_top_lists_at_200k_cost_a_few_times_those_at_10() {
         "--top 200000: {all:.2} s, --top 10: {few:.2} s"
     );
 }
+
+/// A metric or column named by nothing is bad usage: `--metric ''` read the columns `Base `
+/// and `Diff `, which a file with columns named `Base` and `Diff` holds.
+#[test]
+fn an_empty_metric_or_column_name_is_bad_usage() {
+    let dir = tmp("empty-names");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plain.csv");
+    std::fs::write(&file, "Method,Base,Diff\nA,1,2\n").unwrap();
+    for args in [
+        &["--metric", ""][..],
+        &["--metric", "  "],
+        &["--base-col", "", "--diff-col", "Diff"],
+        &["--base-col", "Base", "--diff-col", ""],
+    ] {
+        let (code, out, err) = cli(&[&["memdiff", "--csv", s(&file), "-q"][..], args].concat());
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(
+            err.contains("expected a name, not an empty one"),
+            "{args:?}: {err}"
+        );
+    }
+}

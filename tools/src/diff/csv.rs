@@ -119,7 +119,7 @@ impl Source<'_> {
         if byte < from {
             (from, line) = (0, 1);
         }
-        line += text[from..byte].iter().filter(|&&c| c == b'\n').count() as u64;
+        line += line_breaks(&text[from..byte]);
         self.seen.set((byte, line));
         line
     }
@@ -134,6 +134,16 @@ impl Source<'_> {
     }
 }
 
+/// The line breaks in `text`: `\n`, `\r\n` or a lone `\r` (a file with classic Mac line
+/// endings), each one, as the `csv` crate ends a row at any of them.
+fn line_breaks(text: &[u8]) -> u64 {
+    let mut n = 0;
+    for (i, &b) in text.iter().enumerate() {
+        n += u64::from(b == b'\n' || (b == b'\r' && text.get(i + 1) != Some(&b'\n')));
+    }
+    n
+}
+
 /// Finds the columns: the byte columns named, and those SuperPMI names (`Context`,
 /// `Base result`, `Diff result`, `MinOpts`, `Method full name`, `Tier name`) when present.
 fn find_columns(
@@ -144,9 +154,10 @@ fn find_columns(
     let line = header.position().map_or(1, |p| src.line_at(p.byte()));
     let folded_header: Vec<String> = header.iter().map(folded).collect();
     let col = |names: &[&str]| {
-        names
-            .iter()
-            .find_map(|n| folded_header.iter().position(|h| *h == folded(n)))
+        names.iter().find_map(|n| {
+            let n = folded(n);
+            folded_header.iter().position(|h| *h == n)
+        })
     };
     // A name the reading depends on, given twice: which one holds the figures is a guess.
     let names: [&str; 11] = [
@@ -163,16 +174,17 @@ fn find_columns(
         "tier",
     ];
     for name in names {
+        let folded_name = folded(name);
         let at: Vec<usize> = (0..folded_header.len())
-            .filter(|&i| folded_header[i] == folded(name))
+            .filter(|&i| folded_header[i] == folded_name)
             .collect();
         if let [first, second, ..] = at[..] {
             return Err(src.bad(
                 line,
                 format!(
                     "two columns named {name:?} ({:?} and {:?}, columns {} and {}; names compared without case, spaces or underscores): which one to read is a guess",
-                    header.get(first).unwrap_or(""),
-                    header.get(second).unwrap_or(""),
+                    crate::text::shown(header.get(first).unwrap_or("")),
+                    crate::text::shown(header.get(second).unwrap_or("")),
                     first + 1,
                     second + 1
                 ),
@@ -180,10 +192,21 @@ fn find_columns(
         }
     }
     let missing = |name: &str| {
-        let mut what = format!(
-            "no column {name:?} (columns: {})",
-            header.iter().collect::<Vec<_>>().join(", ")
-        );
+        // The first columns, each shown cut: a header of a million columns makes a message of
+        // a few lines, not of megabytes.
+        const LISTED: usize = 20;
+        let mut listed: Vec<String> = header
+            .iter()
+            .take(LISTED)
+            .map(|h| crate::text::shown(h).into_owned())
+            .collect();
+        if header.len() > LISTED {
+            listed.push(format!(
+                "and {} more",
+                crate::text::thousands((header.len() - LISTED) as u64)
+            ));
+        }
+        let mut what = format!("no column {name:?} (columns: {})", listed.join(", "));
         if col(&["Base result"]).is_some() {
             what.push_str(
                 "; SuperPMI writes Base/Diff BytesAllocated from JITs that report it, and --metric NAME compares another Base NAME/Diff NAME pair",
@@ -613,8 +636,13 @@ pub fn diff_csv(
 fn parse_bytes(v: &str) -> Option<u64> {
     if v.contains(['e', 'E']) {
         const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+        // A sign is refused here as in a plain number (`+2e2` as `+200`); the exponent may
+        // have one (`1e+3`).
+        if !v.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+            return None;
+        }
         let x = v.parse::<f64>().ok()?.round();
-        let fits = !v.starts_with('-') && (0.0..TWO_TO_64).contains(&x);
+        let fits = (0.0..TWO_TO_64).contains(&x);
         return fits.then_some(x as u64);
     }
     let (whole, fraction) = match v.split_once('.') {
@@ -732,8 +760,7 @@ fn swallowed(
         } else {
             continue;
         };
-        let lines = 1 + cell.matches('\n').count() + cell.matches('\r').count()
-            - cell.matches("\r\n").count();
+        let lines = 1 + line_breaks(cell.as_bytes());
         return Err(src.bad(
             n,
             format!(

@@ -264,7 +264,8 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
     let rule = if regression {
         rule_of(diff, &failures, floor)
     } else {
-        passing_rule(t, total, worst_kind, floor, !diff.kinds.is_empty())
+        let kinds = (!diff.kinds.is_empty()).then_some(diff.kinds.as_slice());
+        passing_rule(t, total, worst_kind, floor, kinds)
     };
     Verdict {
         regression,
@@ -298,21 +299,22 @@ fn rule_of(diff: &MemDiff, failures: &[Failure], floor: u64) -> String {
     parts.join("; ")
 }
 
-/// Why a diff passed: its total and its largest kind growth beside their limits (no word of
-/// kinds when its inputs have none: a CSV).
+/// Why a diff passed: its total and its largest kind growth beside their limits, and the kinds
+/// of at least `floor` bytes that are new in the diff (judged through the total, never on their
+/// own). No word of kinds when its inputs have none (`kinds` is `None`: a CSV).
 fn passing_rule(
     t: &Thresholds,
     total: Option<f64>,
     worst_kind: Option<(&Delta, f64)>,
     floor: u64,
-    has_kinds: bool,
+    kinds: Option<&[Delta]>,
 ) -> String {
     let mut parts = vec![format!(
         "total {} (limit +{}%)",
         beside(total, t.fail_above).replace("new", "+0.00%"),
         t.fail_above
     )];
-    if let Some(limit) = t.kind_fail_above.filter(|_| has_kinds) {
+    if let (Some(limit), Some(kinds)) = (t.kind_fail_above, kinds) {
         parts.push(match worst_kind {
             Some((k, p)) => format!(
                 "largest kind growth {} {} (limit +{limit}% for kinds of at least {} bytes)",
@@ -321,10 +323,11 @@ fn passing_rule(
                 thousands(floor)
             ),
             None => format!(
-                "no kind of at least {} bytes grew (limit +{limit}%)",
+                "no kind of the base, of at least {} bytes on one side, grew (limit +{limit}%)",
                 thousands(floor)
             ),
         });
+        parts.extend(new_kinds(kinds, floor));
     }
     if let Some(limit) = t.method_fail_above {
         parts.push(format!(
@@ -333,6 +336,33 @@ fn passing_rule(
         ));
     }
     format!("no regression: {}", parts.join("; "))
+}
+
+/// The kinds of at least `floor` bytes that are new in the diff, largest first (at most 3
+/// named): `kinds new in the diff, judged through the total: BlockSet (150,000 bytes)`.
+fn new_kinds(kinds: &[Delta], floor: u64) -> Option<String> {
+    const NAMED: usize = 3;
+    let mut new: Vec<&Delta> = kinds
+        .iter()
+        .filter(|k| k.base == 0 && k.diff > 0 && k.diff >= floor)
+        .collect();
+    if new.is_empty() {
+        return None;
+    }
+    new.sort_by(|a, b| b.diff.cmp(&a.diff).then_with(|| a.name.cmp(&b.name)));
+    let mut named: Vec<String> = new
+        .iter()
+        .take(NAMED)
+        .map(|k| format!("{} ({} bytes)", shown(&k.name), thousands(k.diff)))
+        .collect();
+    if new.len() > NAMED {
+        named.push(format!("{} more", new.len() - NAMED));
+    }
+    Some(format!(
+        "kind{} new in the diff, judged through the total: {}",
+        plural(new.len() as u64),
+        named.join(", ")
+    ))
 }
 
 /// The coverage rules broken by one collection's diff: no matched method, a side that counted
