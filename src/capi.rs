@@ -11,6 +11,7 @@ use std::ptr;
 use crate::arena::check_page_size;
 use crate::arena_core::raw::{ArenaSetup, Pager, RawArena};
 use crate::arena_core::registry::{self, Owner};
+use crate::arena_core::reuse;
 use crate::counters::{lock_names_seen, NamesSeen, Schema};
 use crate::error::{last_error_message, set_last_error, Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
@@ -267,9 +268,11 @@ unsafe fn read_names(
     Ok(out)
 }
 
-/// Whether a name array holds the pointers a [`NamesSeen`] list holds.
-fn same_pointers(names: &[*const c_char], seen: &[usize]) -> bool {
-    names.len() == seen.len() && names.iter().zip(seen).all(|(p, &s)| p.addr() == s)
+/// A name array's pointers as addresses, to compare (one `memcmp`) with a [`NamesSeen`] list.
+fn addresses(names: &[*const c_char]) -> &[usize] {
+    // SAFETY: a pointer and a `usize` have one size and alignment; its bits are read as an
+    // address (never turned back into a pointer), for the length of the same slice.
+    unsafe { std::slice::from_raw_parts(names.as_ptr().cast::<usize>(), names.len()) }
 }
 
 /// The entries of a name array (none when `count` is 0).
@@ -289,6 +292,7 @@ unsafe fn entries<'a>(names: *const *const c_char, count: u32) -> &'a [*const c_
 ///
 /// # Safety
 /// As for `jitarena_create`.
+#[inline(never)]
 unsafe fn schema_seen(c: &jitarena_config) -> Option<Shared<Schema>> {
     // SAFETY: forwarded contract on the name arrays.
     let (kinds, phases) = unsafe {
@@ -299,7 +303,8 @@ unsafe fn schema_seen(c: &jitarena_config) -> Option<Shared<Schema>> {
     };
     let seen = lock_names_seen();
     let last = seen.as_ref()?;
-    let same = same_pointers(kinds, &last.kinds) && same_pointers(phases, &last.phases);
+    let same =
+        addresses(kinds) == last.kinds.as_slice() && addresses(phases) == last.phases.as_slice();
     same.then(|| Shared::clone(&last.schema))
 }
 
@@ -308,6 +313,7 @@ unsafe fn schema_seen(c: &jitarena_config) -> Option<Shared<Schema>> {
 ///
 /// # Safety
 /// As for `jitarena_create`.
+#[inline(never)]
 unsafe fn remember_names(c: &jitarena_config, schema: &Shared<Schema>) {
     // SAFETY: forwarded contract on the name arrays.
     let (kinds, phases) = unsafe {
@@ -319,9 +325,7 @@ unsafe fn remember_names(c: &jitarena_config, schema: &Shared<Schema>) {
     let copy = |names: &[*const c_char]| {
         let mut v = Vec::new();
         v.try_reserve_exact(names.len()).ok()?;
-        for p in names {
-            let _ = fallible::push_within(&mut v, p.addr()); // within the room reserved
-        }
+        v.extend_from_slice(addresses(names)); // within the room reserved
         Some(v)
     };
     if let (Some(kinds), Some(phases)) = (copy(kinds), copy(phases)) {
@@ -344,6 +348,16 @@ unsafe fn schema_of(c: &jitarena_config) -> Result<Shared<Schema>, Error> {
     if let Some(schema) = unsafe { schema_seen(c) } {
         return Ok(schema);
     }
+    // SAFETY: forwarded contract.
+    unsafe { schema_read(c) }
+}
+
+/// [`schema_of`] for names not seen before: read, checked, interned and remembered.
+///
+/// # Safety
+/// As for `jitarena_create`.
+#[inline(never)]
+unsafe fn schema_read(c: &jitarena_config) -> Result<Shared<Schema>, Error> {
     // SAFETY: forwarded contract on the name arrays.
     let kinds = unsafe { read_names("kind", c.kind_names, c.kind_count)? };
     // SAFETY: as above.
@@ -358,6 +372,7 @@ unsafe fn schema_of(c: &jitarena_config) -> Result<Shared<Schema>, Error> {
 ///
 /// # Safety
 /// As for `jitarena_create`.
+#[inline(never)]
 unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Error> {
     // SAFETY: forwarded contract.
     let c = unsafe { read_config(config)? };
@@ -421,7 +436,11 @@ pub unsafe extern "C" fn jitarena_create(config: *const jitarena_config) -> *mut
         fork::install_handlers();
         // SAFETY: forwarded contract.
         let setup = unsafe { setup_from_c(config)? };
-        let raw = Box::into_raw(RawArena::new(setup)?);
+        let arena = match reuse::take(&setup) {
+            Some(kept) => kept?,
+            None => RawArena::new(setup)?,
+        };
+        let raw = Box::into_raw(arena);
         registry::hand_to_c(raw.addr());
         Ok(raw.cast::<jitarena>())
     })
@@ -442,10 +461,11 @@ pub unsafe extern "C" fn jitarena_destroy(arena: *mut jitarena) {
                 "the arena belongs to a Rust owner (jitarena::Arena), which frees it when dropped",
             ));
         }
+        // Kept for a later create, or dropped.
         // SAFETY: an arena owned by C was made by `Box::into_raw` in `jitarena_create`; it is
-        // freed once, as dropping it takes it out of the registry (a second destroy is refused
-        // above).
-        drop(unsafe { Box::from_raw(ptr::from_mut(raw)) });
+        // taken back once, as retiring or dropping it takes it out of the registry (a second
+        // destroy is refused above).
+        reuse::keep(unsafe { Box::from_raw(ptr::from_mut(raw)) });
         Ok(())
     })
 }
@@ -647,10 +667,39 @@ pub unsafe extern "C" fn jitarena_method_done(
     arena: *mut jitarena,
     method: *const jitarena_method,
 ) -> c_int {
+    // SAFETY: forwarded contract.
+    if let Some(code) = unsafe { method_done_feeding_nothing(arena, method) } {
+        return code;
+    }
     guard(ErrorCode::Internal as c_int, || {
         // SAFETY: forwarded contract.
         Ok(status(unsafe { method_done(arena, method) }))
     })
+}
+
+/// `jitarena_method_done` of a throughput run, which feeds nothing: the arguments checked, 0.
+/// `None` for every other case (and for a bad argument, whose message the full path records).
+///
+/// # Safety
+/// As for `jitarena_method_done`.
+#[inline(always)]
+unsafe fn method_done_feeding_nothing(
+    arena: *mut jitarena,
+    method: *const jitarena_method,
+) -> Option<c_int> {
+    let raw = live(arena).ok()?;
+    // SAFETY: `raw` is a live arena, used by this thread only per the contract.
+    if !recorder::feeds_nothing(unsafe { &*raw }) {
+        return None;
+    }
+    if !method.is_null() {
+        // SAFETY: non-null, points to a jitarena_method per the contract; struct_size first.
+        let size = unsafe { ptr::read_unaligned(method.cast::<usize>()) };
+        if size < size_of::<jitarena_method>() {
+            return None;
+        }
+    }
+    Some(0)
 }
 
 /// The body of `jitarena_method_done`.

@@ -21,6 +21,7 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 struct Held {
     _schemas: std::sync::MutexGuard<'static, Vec<crate::shared::Shared<crate::counters::Schema>>>,
     _names: std::sync::MutexGuard<'static, Option<crate::counters::NamesSeen>>,
+    _retired: std::sync::MutexGuard<'static, Vec<crate::arena_core::reuse::Kept>>,
     _state: crate::recorder::Held,
     _arenas: [std::sync::MutexGuard<'static, crate::arena_core::registry::Set>;
         crate::arena_core::registry::SHARDS],
@@ -76,6 +77,7 @@ extern "C" fn prepare() {
     let held = Held {
         _schemas: crate::counters::lock_schema_cache(),
         _names: crate::counters::lock_names_seen(),
+        _retired: crate::arena_core::reuse::lock(),
         _state: crate::recorder::lock_all(),
         _arenas: crate::arena_core::registry::lock_all(),
     };

@@ -358,6 +358,13 @@ pub fn log_close() -> Result<(), Error> {
 
 /// Whether ending a method with this arena may write its name anywhere (a log is open or may
 /// open from the environment, or the arena records a trace).
+/// Whether a method's end feeds nothing: no aggregate, no log that may write, no trace (a
+/// throughput run).
+#[inline]
+pub(crate) fn feeds_nothing(arena: &RawArena) -> bool {
+    !AGGREGATE_ON.load(Ordering::Relaxed) && !wants_method_info(arena)
+}
+
 pub(crate) fn wants_method_info(arena: &RawArena) -> bool {
     LOG_MAY_WRITE.load(Ordering::Acquire) || arena.trace.is_some()
 }

@@ -226,8 +226,9 @@ fn every_allocation_of_create_reset_and_destroy_may_fail() {
     // SAFETY: a valid config whose names outlive the call.
     let warm = unsafe { jitarena_create(&c) };
     assert!(!warm.is_null(), "{}", last_error());
-    // SAFETY: a live arena, destroyed once.
-    unsafe { jitarena_destroy(warm) };
+    // Every arena stays alive until the end: a destroyed one is kept for the next create,
+    // which would then allocate nothing, and this test is of a create that makes its arena.
+    let mut made = vec![warm];
 
     let mut refused = 0;
     for n in 0.. {
@@ -255,13 +256,31 @@ fn every_allocation_of_create_reset_and_destroy_may_fail() {
         // With memory again, the arena serves.
         // SAFETY: a live arena.
         assert!(!unsafe { jitarena_alloc_slow(arena, 4096, 1) }.is_null());
-        // SAFETY: a live arena, destroyed once, with every allocation failing.
-        failing_from(0, || unsafe { jitarena_destroy(arena) });
+        made.push(arena);
         if !failed {
             break; // created without a failure: every allocation of create was tried
         }
     }
     assert!(refused >= 5, "only {refused} allocations in create");
+    for arena in made {
+        // SAFETY: a live arena, destroyed once, with every allocation failing.
+        failing_from(0, || unsafe { jitarena_destroy(arena) });
+    }
+    // A create that takes a destroyed arena kept for it allocates at most to list it.
+    for n in 0.. {
+        // SAFETY: as above.
+        let (arena, failed) = failing_from(n, || unsafe { jitarena_create(&c) });
+        if arena.is_null() {
+            assert!(failed, "refused with memory: {}", last_error());
+            assert_failed(std::ptr::null(), JITARENA_E_OUT_OF_MEMORY, "no memory");
+            continue;
+        }
+        // SAFETY: a live arena, destroyed once.
+        unsafe { jitarena_destroy(arena) };
+        if !failed {
+            break;
+        }
+    }
 }
 
 extern "C" {

@@ -41,6 +41,7 @@ const LIBRARY: &[(&str, &[&str])] = &[
             "arena_core/phases.rs",
             "arena_core/registry.rs",
             "arena_core/raw.rs",
+            "arena_core/reuse.rs",
         ],
     ),
     ("recorder", &["recorder.rs"]),

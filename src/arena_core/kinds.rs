@@ -228,21 +228,15 @@ impl KindTotals {
         }
     }
 
-    /// Empties every used slot for the next method: the configured kinds and slot 255, the
-    /// unnamed slots between them only when a caller's invalid kind used one, and the totals
-    /// only when a drain or a large request filled them.
+    /// Empties every slot for the next method, and the totals only when a drain or a large
+    /// request filled them. The slots are cleared in two runs split at the configured kinds
+    /// (each under 2 KB, which the C library clears with vector stores; one run of 2 KB it
+    /// clears byte by byte with `rep stosb`, which costs more under callgrind's count): cheaper
+    /// than looking whether a caller's invalid kind used an unnamed slot first.
     pub(crate) fn clear(&mut self, packed: &mut [u64; SLOTS]) {
-        let overflow = SLOTS - 1;
-        let unnamed = packed.get(self.named..overflow).unwrap_or_default();
-        if super::slots::any_nonzero(unnamed) {
-            if let Some(slots) = packed.get_mut(self.named..overflow) {
-                slots.fill(0);
-            }
-        }
-        if let Some(slots) = packed.get_mut(..self.named) {
-            slots.fill(0);
-        }
-        packed[overflow] = 0;
+        let (named, unnamed) = packed.split_at_mut(self.named.min(SLOTS));
+        named.fill(0);
+        unnamed.fill(0);
         if std::mem::take(&mut self.dirty) {
             if let Some(totals) = self.totals.as_deref_mut() {
                 totals.bytes.fill(0);

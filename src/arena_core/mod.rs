@@ -7,4 +7,5 @@ pub(crate) mod kinds;
 pub(crate) mod phases;
 pub(crate) mod raw;
 pub(crate) mod registry;
+pub(crate) mod reuse;
 pub(crate) mod slots;

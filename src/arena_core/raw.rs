@@ -377,6 +377,7 @@ impl RawArena {
     }
 
     /// Empties the arena for the next method, keeping the current normal page.
+    #[inline(never)]
     pub(crate) fn reset(&mut self) {
         // Emptied in place: the list keeps its room for the kept page and the next method's.
         let mut pages = std::mem::take(&mut self.pages);
@@ -720,6 +721,65 @@ impl RawArena {
         out.page_count = self.page_count();
         out.largest_alloc = self.largest;
         out.limit_hit = self.limit_hit;
+        Ok(())
+    }
+}
+
+impl RawArena {
+    /// Empties a destroyed arena to be kept for a later create (see [`super::reuse`]): reset,
+    /// every page given back, taken out of the registry of live arenas (so that its old
+    /// pointer is refused as any destroyed arena's is).
+    pub(crate) fn retire(&mut self) {
+        self.reset();
+        if self.listed {
+            registry::unregister(ptr::from_mut(self).addr());
+            self.listed = false;
+        }
+        let pages = std::mem::take(&mut self.pages);
+        for page in pages.into_iter().chain(std::mem::take(&mut self.spare)) {
+            self.release(page);
+        }
+        self.window_start = 0;
+        self.page_end = 0;
+        self.head.cursor = 0;
+        self.head.limit = 0;
+        self.reserved = 0;
+        // A long method's events are not held while the arena waits.
+        if let Some(events) = &mut self.trace {
+            *events = Vec::new();
+        }
+    }
+
+    /// Whether a retired arena is what `setup` would make: the same schema, pages, limit,
+    /// pager, trace, kinds by phase and build.
+    pub(crate) fn fits(&self, setup: &ArenaSetup) -> bool {
+        let same_pager = match (self.pager, setup.pager) {
+            (Pager::Builtin, Pager::Builtin) => true,
+            (
+                Pager::Host { alloc, free, host },
+                Pager::Host {
+                    alloc: a,
+                    free: f,
+                    host: h,
+                },
+            ) => std::ptr::fn_addr_eq(alloc, a) && std::ptr::fn_addr_eq(free, f) && host == h,
+            _ => false,
+        };
+        Shared::ptr_eq(&self.schema, &setup.schema)
+            && self.page_size == setup.page_size
+            && self.limit_bytes == setup.limit_bytes
+            && same_pager
+            && self.trace.is_some() == setup.trace
+            && self.by_phase.is_some() == setup.kinds_by_phase
+            && self.build == setup.build
+    }
+
+    /// Lists a retired arena as live again, under its address. Fails only when memory for the
+    /// registry runs out.
+    pub(crate) fn revive(&mut self) -> Result<(), Error> {
+        registry::register(ptr::from_ref::<RawArena>(self).addr())
+            .map_err(|()| out_of_memory("no memory to list the arena among the live ones"))?;
+        self.listed = true;
         Ok(())
     }
 }

@@ -170,6 +170,7 @@ pub(crate) fn unregister(addr: usize) -> bool {
 
 /// The owner of a listed arena, or `None`: from this thread's last look-up when nothing left
 /// the set or changed owner since, else from the set.
+#[inline]
 pub(crate) fn owner(addr: usize) -> Option<Owner> {
     let epoch = EPOCH.load(Ordering::Acquire);
     if let Ok((last, seen, owner)) = LAST.try_with(Cell::get) {
@@ -177,6 +178,13 @@ pub(crate) fn owner(addr: usize) -> Option<Owner> {
             return owner;
         }
     }
+    look_up(addr, epoch)
+}
+
+/// [`owner`] from the set, remembered for this thread.
+#[cold]
+#[inline(never)]
+fn look_up(addr: usize, epoch: u64) -> Option<Owner> {
     let owner = shard(addr).get(addr);
     if owner.is_some() {
         remember(addr, epoch, owner);

@@ -32,28 +32,3 @@ unsafe fn wrapping_sum_avx2(values: &[u64]) -> u64 {
 fn wrapping_sum_plain(values: &[u64]) -> u64 {
     values.iter().fold(0u64, |sum, &v| sum.wrapping_add(v))
 }
-
-/// Whether any counter is non-zero; with AVX2 (detected at run time) four at a time.
-#[inline]
-pub(crate) fn any_nonzero(values: &[u64]) -> bool {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of
-        // `any_nonzero_avx2`.
-        return unsafe { any_nonzero_avx2(values) };
-    }
-    any_nonzero_plain(values)
-}
-
-/// [`any_nonzero_plain`] compiled for AVX2.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-#[target_feature(enable = "avx2")]
-unsafe fn any_nonzero_avx2(values: &[u64]) -> bool {
-    any_nonzero_plain(values)
-}
-
-/// An OR of every value (no early exit, so that it vectorizes).
-#[inline(always)]
-fn any_nonzero_plain(values: &[u64]) -> bool {
-    values.iter().fold(0u64, |acc, &v| acc | v) != 0
-}
