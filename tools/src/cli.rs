@@ -166,6 +166,13 @@ struct MemdiffArgs {
     /// Methods smaller than this many bytes in the base cannot fail the method check.
     #[arg(long, default_value_t = 100_000, value_name = "BYTES")]
     method_min_bytes: u64,
+    /// MinOpts and FullOpts are each judged against --fail-above on their own only when the
+    /// tier holds at least this many bytes on one side...
+    #[arg(long, default_value_t = 1_000_000, value_name = "BYTES")]
+    tier_min_bytes: u64,
+    /// ...and at least this share (0 to 100) of the collection's base bytes.
+    #[arg(long, default_value = "1", value_name = "PCT", value_parser = parse_share)]
+    tier_min_share: f64,
     /// Methods listed in each top list.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -589,6 +596,8 @@ fn diff_options(a: &MemdiffArgs) -> DiffOptions {
             kind_min_bytes: a.kind_min_bytes,
             method_fail_above: a.method_fail_above.and_then(|l| l.0),
             method_min_bytes: a.method_min_bytes,
+            tier_min_bytes: a.tier_min_bytes,
+            tier_min_share: a.tier_min_share,
         },
         progress: crate::progress::Progress::new(!a.quiet, "memdiff"),
     }

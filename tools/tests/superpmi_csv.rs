@@ -272,10 +272,14 @@ fn three_collections_fail_on_the_one_over_the_threshold_and_name_it() {
     assert_eq!(status(names[0]), "PASS");
     assert_eq!(status(names[1]), "FAIL");
     assert_eq!(status(names[2]), "PASS");
+    // The total fails, and so does each tier, judged on its own (both grew 30%).
     let failures = doc["verdict"]["failures"].as_array().unwrap();
-    assert_eq!(failures.len(), 1, "{failures:?}");
-    assert_eq!(failures[0]["collection"], names[1]);
-    assert_eq!(failures[0]["rule"], "fail_above");
+    assert_eq!(failures.len(), 3, "{failures:?}");
+    for (f, subject) in failures.iter().zip(["total", "MinOpts", "FullOpts"]) {
+        assert_eq!(f["collection"], names[1]);
+        assert_eq!(f["rule"], "fail_above");
+        assert_eq!(f["subject"], subject);
+    }
     assert!(doc["verdict"]["headline"]
         .as_str()
         .unwrap()

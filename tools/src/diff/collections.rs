@@ -162,6 +162,9 @@ pub struct Report {
     /// The floor of the cross-collection list of methods that grew most: smaller growth is
     /// left out.
     pub min_delta_bytes: u64,
+    /// The floor of the per-tier lists ([`Report::tier_tops_across`]): methods smaller in the
+    /// base are left out (`--min-method-bytes`).
+    pub min_method_bytes: u64,
     /// The verdict.
     pub outcome: Outcome,
 }
@@ -385,6 +388,7 @@ impl Report {
             one_sided,
             rules: rules.clone(),
             min_delta_bytes: options.min_delta_bytes,
+            min_method_bytes: options.min_method_bytes,
             outcome,
         }
     }
@@ -526,6 +530,61 @@ impl Report {
         all
     }
 
+    /// The compared collections as every per-collection section lists them: those that failed
+    /// (FAIL, INCOMPLETE or both) first, each group in the order given.
+    pub fn by_status(&self) -> Vec<&CollectionDiff> {
+        let mut sorted: Vec<&CollectionDiff> = self.collections.iter().collect();
+        sorted.sort_by_key(|c| !c.failed());
+        sorted
+    }
+
+    /// Per tier group (FullOpts, then MinOpts, each when a collection has methods in it): the
+    /// methods that grew most relatively (`regressions`) and those that shrank most
+    /// (`improvements`) across collections, each with its collection, at most
+    /// [`super::TIER_TOP`] of each, by PDIFF (the largest change first; ties by collection,
+    /// then context). Each collection's lists hold its own first [`super::TIER_TOP`], so these
+    /// are the first over all.
+    pub fn tier_tops_across(&self) -> Vec<TierTopAcross<'_>> {
+        let mut out: Vec<TierTopAcross> = Vec::new();
+        for c in &self.collections {
+            for t in &c.diff.tier_tops {
+                let at = match out.iter().position(|o| o.tier == t.tier) {
+                    Some(at) => at,
+                    None => {
+                        out.push(TierTopAcross {
+                            tier: t.tier.clone(),
+                            regressions: Vec::new(),
+                            improvements: Vec::new(),
+                        });
+                        out.len() - 1
+                    }
+                };
+                let name = c.name.as_str();
+                out[at]
+                    .regressions
+                    .extend(t.regressions.iter().map(|m| (name, m)));
+                out[at]
+                    .improvements
+                    .extend(t.improvements.iter().map(|m| (name, m)));
+            }
+        }
+        // The relative change as the ratio diff/base (every listed base is at least 1 byte).
+        let ratio = |m: &MethodDelta| m.diff as f64 / m.base.max(1) as f64;
+        for o in &mut out {
+            let then = |a: &(&str, &MethodDelta), b: &(&str, &MethodDelta)| {
+                a.0.cmp(b.0).then_with(|| a.1.context.cmp(&b.1.context))
+            };
+            o.regressions
+                .sort_by(|a, b| ratio(b.1).total_cmp(&ratio(a.1)).then_with(|| then(a, b)));
+            o.improvements
+                .sort_by(|a, b| ratio(a.1).total_cmp(&ratio(b.1)).then_with(|| then(a, b)));
+            o.regressions.truncate(super::TIER_TOP);
+            o.improvements.truncate(super::TIER_TOP);
+        }
+        out.sort_by_key(|o| o.tier != "FullOpts");
+        out
+    }
+
     /// The largest methods found on one side only, across collections: (collection, the side
     /// that lacks the method, the method), largest first, at most `n`.
     pub fn missing_across(&self, n: usize) -> Vec<(&str, &'static str, &Missing)> {
@@ -605,6 +664,17 @@ impl Report {
             .flat_map(|c| c.diff.warnings.iter().cloned())
             .collect()
     }
+}
+
+/// One tier group's per-tier lists across collections (see [`Report::tier_tops_across`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierTopAcross<'a> {
+    /// `FullOpts` or `MinOpts`.
+    pub tier: String,
+    /// (collection, method): the methods that grew most relatively.
+    pub regressions: Vec<(&'a str, &'a MethodDelta)>,
+    /// (collection, method): the methods that shrank most relatively.
+    pub improvements: Vec<(&'a str, &'a MethodDelta)>,
 }
 
 impl CollectionDiff {

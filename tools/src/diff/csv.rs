@@ -621,7 +621,9 @@ pub fn diff_csv(
     g.finish_lists();
     g.t.check_overflow(&[path.to_path_buf()])?;
     let (top, matched) = rank(&g.t, options);
-    let lists = top.describe(|i| method_delta(&g.t, i, &g.infos[i as usize], &[], &[]));
+    let lists = top.describe(&matched.methods, |i| {
+        method_delta(&g.t, i, &g.infos[i as usize], &[], &[])
+    });
     let mut out = finish(g.t, options, matched, lists, &top.all, Vec::new());
     out.has_kinds = false;
     out.unknown_ignored = options.ignore_kinds.clone();

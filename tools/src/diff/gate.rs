@@ -4,7 +4,7 @@
 //! then worded once, by its constructor, from its fields. Growth rules fail the check (FAIL);
 //! coverage rules make it INCOMPLETE: the diff cannot be trusted.
 
-use super::{pct_change, CoverageRules, Delta, MemDiff, Thresholds, Verdict};
+use super::{pct_change, CoverageRules, Delta, MemDiff, Thresholds, TierJudged, Verdict};
 use crate::text::{shown, thousands};
 
 /// A rule of the gate.
@@ -27,6 +27,8 @@ pub enum Rule {
     Truncated,
     /// Total bytes grew past `--fail-above`.
     Total,
+    /// A tier group's bytes (MinOpts, FullOpts) grew past `--fail-above`.
+    Tier,
     /// A kind present on both sides grew past `--kind-fail-above`.
     Kind,
     /// Methods grew past `--method-fail-above`.
@@ -46,7 +48,8 @@ impl Rule {
             Rule::Duplicates => "duplicates",
             Rule::Missed => "max_missed",
             Rule::Truncated => "truncated",
-            Rule::Total => "fail_above",
+            // The same option judges the total and each tier (the subject names the tier).
+            Rule::Total | Rule::Tier => "fail_above",
             Rule::Kind => "kind_fail_above",
             Rule::Method => "method_fail_above",
             Rule::MemoryLimit => "memory_limit",
@@ -58,7 +61,7 @@ impl Rule {
     pub fn is_coverage(self) -> bool {
         !matches!(
             self,
-            Rule::Total | Rule::Kind | Rule::Method | Rule::MemoryLimit
+            Rule::Total | Rule::Tier | Rule::Kind | Rule::Method | Rule::MemoryLimit
         )
     }
 }
@@ -130,6 +133,22 @@ impl Failure {
             thousands(diff),
         );
         Failure::new(Rule::Total, "total", sentence)
+            .figures(base, diff)
+            .against(p, limit)
+    }
+
+    /// A tier group's bytes (`tier`: MinOpts, FullOpts) grew past the limit; `floor`: the
+    /// least bytes a tier needs, on one side, to be judged on its own.
+    pub fn tier(tier: &str, base: u64, diff: u64, limit: f64, floor: u64) -> Failure {
+        let p = pct_change(base, diff);
+        let sentence = format!(
+            "{tier} bytes grew {} ({} → {}), above --fail-above {limit}% (judged per tier for tiers of at least {} bytes)",
+            beside(p, limit),
+            thousands(base),
+            thousands(diff),
+            thousands(floor)
+        );
+        Failure::new(Rule::Tier, tier, sentence)
             .figures(base, diff)
             .against(p, limit)
     }
@@ -222,6 +241,8 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
     if o.diff.bytes > o.base.bytes && total.is_none_or(|p| p > t.fail_above) {
         failures.push(Failure::total(o.base.bytes, o.diff.bytes, t.fail_above));
     }
+    let tier_floor = t.tier_floor(o.base.bytes);
+    let tiers = judge_tiers(diff, t.fail_above, tier_floor, &mut failures);
     let mut resolved = t.clone();
     let floor = t.kind_min_bytes.unwrap_or(o.base.bytes / 100);
     resolved.kind_min_bytes = Some(floor);
@@ -265,14 +286,60 @@ pub fn judge(diff: &MemDiff, t: &Thresholds, methods: &[(u64, u64)]) -> Verdict 
         rule_of(diff, &failures, floor)
     } else {
         let kinds = (!diff.kinds.is_empty()).then_some(diff.kinds.as_slice());
-        passing_rule(t, total, worst_kind, floor, kinds)
+        passing_rule(t, total, &tiers, tier_floor, worst_kind, floor, kinds)
     };
     Verdict {
         regression,
         rule,
         failures,
         thresholds: resolved,
+        tier_floor,
+        tiers,
     }
+}
+
+/// Judges each tier group (MinOpts, FullOpts) against the total's limit on its own, so that a
+/// tier's growth cannot hide behind the other's fall: only a tier of at least `floor` bytes on
+/// one side, and one that does not hold every matched method (its total is the collection's,
+/// judged already). Returns what was judged and what was not, with why.
+fn judge_tiers(
+    diff: &MemDiff,
+    limit: f64,
+    floor: u64,
+    failures: &mut Vec<Failure>,
+) -> Vec<TierJudged> {
+    let matched = diff.overall().methods;
+    let mut judged = Vec::new();
+    for name in ["MinOpts", "FullOpts"] {
+        let Some(g) = diff.groups.iter().find(|g| g.name == name) else {
+            continue;
+        };
+        let (base, diff_bytes) = (g.base.bytes, g.diff.bytes);
+        let skipped = if g.methods == matched {
+            Some("it holds every matched method: its total is the collection's".to_string())
+        } else if base.max(diff_bytes) < floor {
+            Some(format!(
+                "{} bytes, below the tier floor of {}",
+                thousands(base.max(diff_bytes)),
+                thousands(floor)
+            ))
+        } else {
+            None
+        };
+        if skipped.is_none()
+            && diff_bytes > base
+            && pct_change(base, diff_bytes).is_none_or(|p| p > limit)
+        {
+            failures.push(Failure::tier(name, base, diff_bytes, limit, floor));
+        }
+        judged.push(TierJudged {
+            tier: name.to_string(),
+            base,
+            diff: diff_bytes,
+            skipped,
+        });
+    }
+    judged
 }
 
 /// The failures in one line, for people: the kinds that crossed the kind threshold together,
@@ -305,6 +372,8 @@ fn rule_of(diff: &MemDiff, failures: &[Failure], floor: u64) -> String {
 fn passing_rule(
     t: &Thresholds,
     total: Option<f64>,
+    tiers: &[TierJudged],
+    tier_floor: u64,
     worst_kind: Option<(&Delta, f64)>,
     floor: u64,
     kinds: Option<&[Delta]>,
@@ -314,6 +383,7 @@ fn passing_rule(
         beside(total, t.fail_above).replace("new", "+0.00%"),
         t.fail_above
     )];
+    parts.extend(tiers_passing(tiers, t.fail_above, tier_floor));
     if let (Some(limit), Some(kinds)) = (t.kind_fail_above, kinds) {
         parts.push(match worst_kind {
             Some((k, p)) => format!(
@@ -336,6 +406,47 @@ fn passing_rule(
         ));
     }
     format!("no regression: {}", parts.join("; "))
+}
+
+/// The tiers judged on their own, each beside the limit, and those below the floor: `MinOpts
+/// +3.00%, FullOpts -2.00% (limit +25% per tier of at least 1,000,000 bytes; MinOpts not
+/// judged on its own: 12,000 bytes, below the tier floor)`. Nothing when no tier was judged
+/// or skipped for its size (a collection of one tier).
+fn tiers_passing(tiers: &[TierJudged], limit: f64, floor: u64) -> Option<String> {
+    let judged: Vec<String> = tiers
+        .iter()
+        .filter(|t| t.skipped.is_none())
+        .map(|t| {
+            let p = pct_change(t.base, t.diff);
+            format!("{} {}", t.tier, beside(p, limit).replace("new", "+0.00%"))
+        })
+        .collect();
+    let small: Vec<&str> = tiers
+        .iter()
+        .filter(|t| t.skipped.is_some() && t.base.max(t.diff) < floor)
+        .map(|t| t.tier.as_str())
+        .collect();
+    if judged.is_empty() && small.is_empty() {
+        return None;
+    }
+    let mut text = if judged.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", judged.join(", "))
+    };
+    text.push_str(&format!(
+        "(limit +{limit}% per tier of at least {} bytes",
+        thousands(floor)
+    ));
+    if !small.is_empty() {
+        text.push_str(&format!(
+            "; {} below it, not judged on {} own",
+            small.join(" and "),
+            if small.len() == 1 { "its" } else { "their" }
+        ));
+    }
+    text.push(')');
+    Some(text)
 }
 
 /// The kinds of at least `floor` bytes that are new in the diff, largest first (at most 3

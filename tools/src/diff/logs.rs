@@ -371,7 +371,7 @@ pub fn diff_logs(
     // each file must still be the one the first reading saw.
     unchanged(base_files.iter().chain(&diff_files), &stamps)?;
     let wanted: FastMap<u32, usize> = top.all.iter().enumerate().map(|(k, &i)| (i, k)).collect();
-    let lists = top.describe(|i| {
+    let lists = top.describe(&matched_methods.methods, |i| {
         let (info, b, d) = &detail[wanted[&i]];
         method_delta(&t, i, info, b, d)
     });

@@ -16,7 +16,7 @@ mod tally;
 
 pub use collections::{
     collections_from_roots, diff_collections, pair_name, Collection, CollectionDiff, CoverageRules,
-    OneSided, Outcome, Report, Status,
+    OneSided, Outcome, Report, Status, TierTopAcross,
 };
 pub use csv::{collection_name, diff_csv, CsvColumns, DEFAULT_METRIC};
 pub use gate::{judge, judge_coverage, Failure, Rule};
@@ -70,6 +70,28 @@ pub struct Thresholds {
     pub method_fail_above: Option<f64>,
     /// ...counting only methods of at least this many bytes in the base.
     pub method_min_bytes: u64,
+    /// A tier group (MinOpts, FullOpts) is judged against `fail_above` on its own only when it
+    /// holds at least this many bytes on one side...
+    pub tier_min_bytes: u64,
+    /// ...and at least this percentage of the collection's base bytes (the larger floor
+    /// applies), so that a tier of a few methods does not fail the check on its own.
+    pub tier_min_share: f64,
+}
+
+impl Thresholds {
+    /// The least bytes a tier group needs, on one side, to be judged on its own, in a
+    /// collection whose matched base methods hold `base_total` bytes: the larger of
+    /// [`Thresholds::tier_min_bytes`] and [`Thresholds::tier_min_share`] of the total.
+    pub fn tier_floor(&self, base_total: u64) -> u64 {
+        let share = (base_total as f64 * self.tier_min_share / 100.0).ceil();
+        // A share of a u64 is at most the u64 (for shares up to 100%).
+        let share = if share >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            share as u64
+        };
+        self.tier_min_bytes.max(share)
+    }
 }
 
 impl Default for Thresholds {
@@ -80,6 +102,8 @@ impl Default for Thresholds {
             kind_min_bytes: None,
             method_fail_above: None,
             method_min_bytes: 100_000,
+            tier_min_bytes: 1_000_000,
+            tier_min_share: 1.0,
         }
     }
 }
@@ -526,7 +550,42 @@ pub struct Verdict {
     pub failures: Vec<Failure>,
     /// The thresholds applied (with the kind floor resolved).
     pub thresholds: Thresholds,
+    /// The least bytes a tier group needed, on one side, to be judged on its own (see
+    /// [`Thresholds::tier_floor`]).
+    pub tier_floor: u64,
+    /// The tier groups judged on their own, and those that were not, with why.
+    pub tiers: Vec<TierJudged>,
 }
+
+/// Whether a tier group (MinOpts, FullOpts) was judged on its own against `--fail-above`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierJudged {
+    /// `MinOpts` or `FullOpts`.
+    pub tier: String,
+    /// The group's base bytes.
+    pub base: u64,
+    /// The group's diff bytes.
+    pub diff: u64,
+    /// Why it was not judged on its own (`None`: judged): below the tier floor, or holding
+    /// every matched method (its total is the collection's, judged already).
+    pub skipped: Option<String>,
+}
+
+/// The methods of one tier group whose bytes changed most relatively (by PDIFF), as
+/// SuperPMI's throughput summary lists its "Top method regressions" and "Top method
+/// improvements" per tier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TierTop {
+    /// `MinOpts` or `FullOpts`.
+    pub tier: String,
+    /// The methods that grew most relatively, the largest PDIFF first.
+    pub regressions: Vec<MethodDelta>,
+    /// The methods that shrank most relatively, the largest fall first.
+    pub improvements: Vec<MethodDelta>,
+}
+
+/// How many methods each per-tier list ([`TierTop`]) names, as SuperPMI's summary does.
+pub const TIER_TOP: usize = 20;
 
 /// Everything memdiff reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -563,7 +622,11 @@ pub struct MemDiff {
     pub top_relative_growth: Vec<MethodDelta>,
     /// Methods that shrank most, relatively.
     pub top_relative_shrinkage: Vec<MethodDelta>,
-    /// The floor of the relative lists.
+    /// Per tier group, FullOpts then MinOpts (each when it has matched methods): the methods
+    /// that grew and shrank most relatively, at most [`TIER_TOP`] of each, none smaller than
+    /// `min_method_bytes` in the base.
+    pub tier_tops: Vec<TierTop>,
+    /// The floor of the relative lists (and of the per-tier ones).
     pub min_method_bytes: u64,
     /// Up to 4,000 matched methods' (base, diff) bytes, for a scatter plot: those in the top
     /// lists and an even sample of the rest.
@@ -586,17 +649,35 @@ pub fn pct_change(base: u64, diff: u64) -> Option<f64> {
     (base != 0).then(|| (diff as f64 - base as f64) * 100.0 / base as f64)
 }
 
-/// The tier group of a tier name: MinOpts (MinOpts, Tier0), FullOpts (FullOpts, Tier1, OSR),
-/// or Other.
+/// The tier group of a tier name (1: MinOpts, 2: FullOpts, 3: Other), the name compared
+/// without case, spaces, `-` or `_`, as the .NET JIT names its tiers (`compGetTieringName`):
+///
+/// 1. a name that says how the compile ended, with `MinOpts` or `FullOpts`, is that group;
+///    one that names both is the one named last (`Tier0-FullOpts` and `Tier-0 switched to
+///    FullOpts` are FullOpts; `Tier0-FullOpts-MinOpts` and `Tier-0 switched to FullOpts, then
+///    to MinOpts` are MinOpts);
+/// 2. otherwise a name with `Tier1` or `OSR` is FullOpts (`Tier1`, `Tier1-OSR`, `OSR`,
+///    `Instrumented Tier1`, `Tier1 instrumented`);
+/// 3. otherwise a name with `Tier0` or `Instrumented` is MinOpts (`Tier0`, `Instrumented
+///    Tier0`, `Tier0-instrumented`, `Tier0 instrumented`, `Instrumented`);
+/// 4. anything else (`Debug`, `Unknown`, no tier) is Other, which no per-tier rule judges.
 pub fn tier_group(tier: Option<&str>) -> u8 {
-    let t = tier
+    let t: String = tier
         .unwrap_or("")
-        .to_ascii_lowercase()
-        .replace(['-', ' ', '_'], "");
-    if t.contains("minopt") || t.contains("tier0") {
-        1
-    } else if t.contains("fullopt") || t.contains("tier1") || t.contains("osr") {
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect();
+    match (t.rfind("minopt"), t.rfind("fullopt")) {
+        (Some(min), Some(full)) => return if min > full { 1 } else { 2 },
+        (Some(_), None) => return 1,
+        (None, Some(_)) => return 2,
+        (None, None) => {}
+    }
+    if t.contains("tier1") || t.contains("osr") {
         2
+    } else if t.contains("tier0") || t.contains("instrumented") {
+        1
     } else {
         3
     }
@@ -607,6 +688,40 @@ pub(crate) const GROUP_NAMES: [&str; 4] = ["Overall", "MinOpts", "FullOpts", "Ot
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tier_names_map_to_groups() {
+        for (name, group) in [
+            ("MinOpts", 1),
+            ("Tier0", 1),
+            ("Tier-0", 1),
+            ("Instrumented Tier0", 1),
+            ("Tier0-instrumented", 1),
+            ("Tier0 instrumented", 1),
+            ("Instrumented", 1),
+            ("Tier0-MinOpts", 1),
+            ("Tier-0 switched MinOpts", 1),
+            ("Tier0-FullOpts-MinOpts", 1),
+            ("Tier-0 switched to FullOpts, then to MinOpts", 1),
+            ("FullOpts", 2),
+            ("Tier1", 2),
+            ("Tier1-OSR", 2),
+            ("OSR", 2),
+            ("Instrumented Tier1", 2),
+            ("Tier1 instrumented", 2),
+            ("Instrumented Tier1-OSR", 2),
+            ("Tier0-FullOpts", 2),
+            ("Tier-0 switched to FullOpts", 2),
+            ("fullopts", 2),
+            ("Debug", 3),
+            ("Unknown optimization level", 3),
+            ("Optimization-Level-Not-Yet-Set", 3),
+            ("", 3),
+        ] {
+            assert_eq!(tier_group(Some(name)), group, "{name:?}");
+        }
+        assert_eq!(tier_group(None), 3);
+    }
 
     #[test]
     fn the_largest_equal_sorting_everything() {

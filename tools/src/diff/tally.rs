@@ -6,7 +6,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{
     judge, pct_change, sort_phase_kinds, Coverage, Delta, DiffOptions, Distribution, Group,
-    MemDiff, MethodDelta, PhaseKindDelta, Quantiles, Totals, Verdict, CHANGE_BUCKETS, GROUP_NAMES,
+    MemDiff, MethodDelta, PhaseKindDelta, Quantiles, TierTop, Totals, Verdict, CHANGE_BUCKETS,
+    GROUP_NAMES, TIER_TOP,
 };
 use crate::union::{SchemaUnion, INVALID};
 use jitarena::error::{Error, ErrorCode};
@@ -219,8 +220,21 @@ pub(crate) struct TopLists {
     pub shrinkage: Vec<u32>,
     pub relative_growth: Vec<u32>,
     pub relative_shrinkage: Vec<u32>,
+    /// Per tier group (FullOpts, MinOpts, as [`TIER_LISTS`] names them): the methods that grew
+    /// most relatively, and those that shrank most, at most [`TIER_TOP`] of each.
+    pub tiers: [[Vec<u32>; 2]; 2],
     /// All of them, sorted, once each.
     pub all: Vec<u32>,
+}
+
+/// The tier groups of the per-tier lists, in the order the reports show them (SuperPMI's:
+/// FullOpts first), with their group numbers.
+pub(crate) const TIER_LISTS: [(&str, u8); 2] = [("FullOpts", 2), ("MinOpts", 1)];
+
+/// The lists a [`TopLists`] describes: the four of every tier, and the per-tier ones.
+pub(crate) struct Described {
+    pub lists: [Vec<MethodDelta>; 4],
+    pub tiers: Vec<TierTop>,
 }
 
 impl TopLists {
@@ -243,19 +257,33 @@ impl TopLists {
         let floor = options.min_method_bytes.max(1);
         let [mut growth, mut shrinkage, mut relative_growth, mut relative_shrinkage] =
             [(); 4].map(|()| FirstN::new(n));
+        // Per tier list (by TIER_LISTS' order): regressions and improvements.
+        let mut tiers = [(); 2].map(|()| [(); 2].map(|()| FirstN::new(TIER_TOP)));
+        let tier_of = |i: u32| {
+            TIER_LISTS
+                .iter()
+                .position(|&(_, g)| g == t.group[i as usize])
+        };
         for i in (0..t.base_bytes.len() as u32).filter(|&i| t.matched[i as usize]) {
             let big = t.base_bytes[i as usize] >= floor;
+            let tier = tier_of(i).filter(|_| big);
             match t.delta(i).cmp(&0) {
                 Ordering::Greater => {
                     growth.offer(i, &by_growth);
                     if big {
                         relative_growth.offer(i, &by_relative_growth);
                     }
+                    if let Some(k) = tier {
+                        tiers[k][0].offer(i, &by_relative_growth);
+                    }
                 }
                 Ordering::Less => {
                     shrinkage.offer(i, &by_shrinkage);
                     if big {
                         relative_shrinkage.offer(i, &by_relative_shrinkage);
+                    }
+                    if let Some(k) = tier {
+                        tiers[k][1].offer(i, &by_relative_shrinkage);
                     }
                 }
                 Ordering::Equal => {}
@@ -264,8 +292,15 @@ impl TopLists {
         let (growth, shrinkage) = (growth.sorted(&by_growth), shrinkage.sorted(&by_shrinkage));
         let relative_growth = relative_growth.sorted(&by_relative_growth);
         let relative_shrinkage = relative_shrinkage.sorted(&by_relative_shrinkage);
+        let tiers = tiers.map(|[up, down]| {
+            [
+                up.sorted(&by_relative_growth),
+                down.sorted(&by_relative_shrinkage),
+            ]
+        });
         let mut all: Vec<u32> = [&growth, &shrinkage, &relative_growth, &relative_shrinkage]
             .into_iter()
+            .chain(tiers.iter().flatten())
             .flatten()
             .copied()
             .collect();
@@ -276,19 +311,37 @@ impl TopLists {
             shrinkage,
             relative_growth,
             relative_shrinkage,
+            tiers,
             all,
         }
     }
 
-    /// The four lists, each method described by `describe`.
-    pub(crate) fn describe(&self, describe: impl Fn(u32) -> MethodDelta) -> [Vec<MethodDelta>; 4] {
-        [
+    /// The lists, each method described by `describe`; the per-tier ones of the tiers that
+    /// have matched methods (`methods`, per group as [`Matched`] counts them).
+    pub(crate) fn describe(
+        &self,
+        methods: &[u64; 4],
+        describe: impl Fn(u32) -> MethodDelta,
+    ) -> Described {
+        let list = |l: &Vec<u32>| l.iter().map(|&i| describe(i)).collect::<Vec<_>>();
+        let lists = [
             &self.growth,
             &self.shrinkage,
             &self.relative_growth,
             &self.relative_shrinkage,
         ]
-        .map(|l| l.iter().map(|&i| describe(i)).collect())
+        .map(list);
+        let tiers = TIER_LISTS
+            .iter()
+            .zip(&self.tiers)
+            .filter(|((_, group), _)| methods[*group as usize] > 0)
+            .map(|((name, _), [up, down])| TierTop {
+                tier: name.to_string(),
+                regressions: list(up),
+                improvements: list(down),
+            })
+            .collect();
+        Described { lists, tiers }
     }
 }
 
@@ -424,7 +477,8 @@ pub fn change_bucket(base: u64, diff: u64) -> usize {
 /// distribution, and their (base, diff) bytes, which the verdict judges. The second reading of
 /// the logs does not change it.
 pub(crate) struct Matched {
-    methods: [u64; 4],
+    /// Matched methods per group (0: Overall).
+    pub methods: [u64; 4],
     distribution: Distribution,
     pairs: Vec<(u64, u64)>,
 }
@@ -499,7 +553,7 @@ pub(crate) fn finish(
     t: Tally,
     options: &DiffOptions,
     matched: Matched,
-    lists: [Vec<MethodDelta>; 4],
+    described: Described,
     listed: &[u32],
     warnings: Vec<String>,
 ) -> MemDiff {
@@ -526,6 +580,7 @@ pub(crate) fn finish(
     let phases = phase_deltas(&t);
     let phase_kinds = phase_kind_rows(&t.union, &t.sums_base, &t.sums_diff);
     let scatter = scatter_sample(&t, listed, coverage.matched);
+    let Described { lists, tiers } = described;
     let [top_growth, top_shrinkage, top_relative_growth, top_relative_shrinkage] = lists;
     let mut diff = MemDiff {
         coverage,
@@ -543,6 +598,7 @@ pub(crate) fn finish(
         top_shrinkage,
         top_relative_growth,
         top_relative_shrinkage,
+        tier_tops: tiers,
         min_method_bytes: options.min_method_bytes,
         scatter,
         verdict: Verdict {
@@ -550,6 +606,8 @@ pub(crate) fn finish(
             rule: String::new(),
             failures: Vec::new(),
             thresholds: options.thresholds.clone(),
+            tier_floor: 0,
+            tiers: Vec::new(),
         },
         warnings,
     };

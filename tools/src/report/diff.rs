@@ -790,12 +790,16 @@ pub fn json_value(d: &MemDiff) -> Value {
             "kind_min_bytes": t.kind_min_bytes,
             "method_fail_above": opt_f(t.method_fail_above),
             "method_min_bytes": t.method_min_bytes,
+            "tier_min_bytes": t.tier_min_bytes,
+            "tier_min_share": json_f64(t.tier_min_share),
+            "tier_floor": d.verdict.tier_floor,
         },
         "verdict": {
             "regression": d.verdict.regression,
             "exit_code": u8::from(d.verdict.regression),
             "rule": d.verdict.rule,
             "failures": failures_json(&d.verdict.failures),
+            "tiers": tiers_judged_json(&d.verdict.tiers),
         },
         "warnings": d.warnings,
     });
@@ -803,6 +807,23 @@ pub fn json_value(d: &MemDiff) -> Value {
         map.insert("phase_kinds".into(), phase_kinds_json(&d.phase_kinds));
     }
     doc
+}
+
+/// Each tier group judged on its own against `--fail-above`, or not, with why not.
+fn tiers_judged_json(tiers: &[crate::diff::TierJudged]) -> Vec<Value> {
+    tiers
+        .iter()
+        .map(|t| {
+            json!({
+                "tier": t.tier,
+                "base": t.base,
+                "diff": t.diff,
+                "pct": pct_json(t.base, t.diff),
+                "judged": t.skipped.is_none(),
+                "skipped": t.skipped,
+            })
+        })
+        .collect()
 }
 
 /// A tier group's JSON: its name, methods, both sides' totals and the bytes' percent change.
