@@ -20,8 +20,6 @@ use crate::sys::{
 };
 
 use crate::format::spec::FRAME_EVENTS;
-/// Events reserved before decoding a method's events; more are made room for as they come.
-const FIRST_EVENTS: usize = 1024;
 
 /// One method of a trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,9 +129,15 @@ impl<W: Write> TraceWriter<W> {
     }
 }
 
+/// Events decoded at a time by [`MethodEvents::next_chunk`] from a binary trace: 64 KiB of
+/// events, whatever the method's length (`docs/formats.md`, "Reader memory").
+pub const CHUNK_EVENTS: usize = 4096;
+
 /// A trace being read, binary or text.
 pub struct TraceReader {
     inner: Inner,
+    /// The events of a binary trace's method decoded last, reused from chunk to chunk.
+    chunk: Vec<Event>,
 }
 
 enum Inner {
@@ -158,14 +162,12 @@ pub fn open(path: &Path) -> Result<TraceReader, Error> {
 /// Reads an opened trace, binary or text, by its first bytes (which the source keeps, so that
 /// a trace from a pipe reads whole).
 pub fn from_source(source: Source) -> Result<TraceReader, Error> {
-    match source.content() {
-        Some(Content::Trace) => Ok(TraceReader {
-            inner: Inner::Binary {
-                frames: Box::new(FrameReader::from_source(source, Content::Trace)?),
-                dict: DictionaryReader::for_traces(),
-            },
-        }),
-        Some(Content::Log) => Err(Error::new(
+    let inner = match source.content() {
+        Some(Content::Trace) => Inner::Binary {
+            frames: Box::new(FrameReader::from_source(source, Content::Trace)?),
+            dict: DictionaryReader::for_traces(),
+        },
+        Some(Content::Log) => return Err(Error::new(
             ErrorCode::Io,
             format!("{}: this is a stats log, not a trace (replay reads traces; stats, dump and memdiff read logs)", source.path().display()),
         )),
@@ -173,27 +175,161 @@ pub fn from_source(source: Source) -> Result<TraceReader, Error> {
             let path = source.path().to_path_buf();
             let mut methods = parse_text(&path, source.into_input())?;
             methods.reverse();
-            Ok(TraceReader {
-                inner: Inner::Text { methods, path },
-            })
+            Inner::Text { methods, path }
+        }
+    };
+    Ok(TraceReader {
+        inner,
+        chunk: Vec::new(),
+    })
+}
+
+/// One method of a trace whose events are handed out a chunk at a time
+/// ([`TraceReader::next_events`]): a binary trace's are decoded from the method's frame as
+/// they are asked for, at most [`CHUNK_EVENTS`] at once, so that a method of any length costs
+/// its frame and one chunk. The whole frame is checked before the method is handed out: a
+/// malformed method gives no event.
+pub struct MethodEvents<'r> {
+    schema: Shared<Schema>,
+    info: MethodInfo,
+    events: u64,
+    allocations: u64,
+    source: Events<'r>,
+}
+
+enum Events<'r> {
+    /// The rest of a binary trace's frame, `left` events, decoded into `chunk`; `frames` for
+    /// the message of an event that cannot be decoded.
+    Binary {
+        frames: &'r FrameReader,
+        at: usize,
+        left: u64,
+        chunk: &'r mut Vec<Event>,
+    },
+    /// A text trace's method, parsed already: its events, handed out whole once.
+    Text { events: Vec<Event>, given: bool },
+}
+
+impl MethodEvents<'_> {
+    /// The kind and phase names the events refer to.
+    pub fn schema(&self) -> &Shared<Schema> {
+        &self.schema
+    }
+
+    /// Who.
+    pub fn info(&self) -> &MethodInfo {
+        &self.info
+    }
+
+    /// How many events the method holds.
+    pub fn len(&self) -> u64 {
+        self.events
+    }
+
+    /// Whether the method holds no event.
+    pub fn is_empty(&self) -> bool {
+        self.events == 0
+    }
+
+    /// How many of its events are allocations.
+    pub fn allocations(&self) -> u64 {
+        self.allocations
+    }
+
+    /// The next events in order, `None` after the last. Every chunk but the last of a binary
+    /// trace's method holds [`CHUNK_EVENTS`] events; a text trace's method comes in one.
+    pub fn next_chunk(&mut self) -> Result<Option<&[Event]>, Error> {
+        match &mut self.source {
+            Events::Text { events, given } => {
+                let first = !std::mem::replace(given, true);
+                Ok((first && !events.is_empty()).then_some(&events[..]))
+            }
+            Events::Binary {
+                frames,
+                at,
+                left,
+                chunk,
+            } => {
+                if *left == 0 {
+                    return Ok(None);
+                }
+                let frame = frames.frame();
+                let mut p = Payload::at(&frame.payload, *at);
+                let n = (*left).min(CHUNK_EVENTS as u64) as usize;
+                chunk.clear();
+                for _ in 0..n {
+                    chunk
+                        .push(decode_event(&mut p).map_err(|e| frames.corrupt(frame.offset, e.0))?);
+                }
+                *at = p.position();
+                *left -= n as u64;
+                Ok(Some(&chunk[..]))
+            }
         }
     }
 }
-
 impl TraceReader {
-    /// The next method, `None` at the end.
+    /// The next method, its events collected, `None` at the end. A method's events cost 16
+    /// bytes each here: [`TraceReader::next_events`] hands them out in chunks instead.
     pub fn next_method(&mut self) -> Result<Option<TraceMethod>, Error> {
+        if let Inner::Text { methods, .. } = &mut self.inner {
+            return Ok(methods.pop());
+        }
+        let Some(mut m) = self.next_events()? else {
+            return Ok(None);
+        };
+        // The count is checked against the frame: each event is one byte at least.
+        let mut events = Vec::with_capacity(m.events as usize);
+        while let Some(chunk) = m.next_chunk()? {
+            events.extend_from_slice(chunk);
+        }
+        Ok(Some(TraceMethod {
+            schema: m.schema,
+            info: m.info,
+            events,
+        }))
+    }
+
+    /// The next method, its events to be read a chunk at a time, `None` at the end. The
+    /// method's frame is checked whole first (every event decodes, nothing follows the last).
+    pub fn next_events(&mut self) -> Result<Option<MethodEvents<'_>>, Error> {
+        let chunk = &mut self.chunk;
         match &mut self.inner {
-            Inner::Text { methods, .. } => Ok(methods.pop()),
+            Inner::Text { methods, .. } => Ok(methods.pop().map(|m| MethodEvents {
+                events: m.events.len() as u64,
+                allocations: m
+                    .events
+                    .iter()
+                    .filter(|e| e.op == JITARENA_EVENT_ALLOC)
+                    .count() as u64,
+                schema: m.schema,
+                info: m.info,
+                source: Events::Text {
+                    events: m.events,
+                    given: false,
+                },
+            })),
             Inner::Binary { frames, dict } => {
                 while frames.advance()? {
                     let frame = frames.frame();
                     if dict.take(frame, frames)? || frame.kind != FRAME_EVENTS {
                         continue;
                     }
-                    let m = decode_events(dict, &frame.payload)
+                    let checked = check_events(dict, &frame.payload)
                         .map_err(|e| frames.corrupt(frame.offset, e.0))?;
-                    return Ok(Some(m));
+                    let frames: &FrameReader = frames;
+                    return Ok(Some(MethodEvents {
+                        schema: checked.schema,
+                        info: checked.info,
+                        events: checked.events,
+                        allocations: checked.allocations,
+                        source: Events::Binary {
+                            frames,
+                            at: checked.at,
+                            left: checked.events,
+                            chunk,
+                        },
+                    }));
                 }
                 Ok(None)
             }
@@ -217,30 +353,50 @@ impl TraceReader {
     }
 }
 
-fn decode_events(dict: &DictionaryReader, payload: &[u8]) -> Result<TraceMethod, Malformed> {
+/// A method's frame, checked: who, how many events and allocations, and where the first
+/// event starts in the payload.
+struct Checked {
+    schema: Shared<Schema>,
+    info: MethodInfo,
+    events: u64,
+    allocations: u64,
+    at: usize,
+}
+
+/// Checks a method's frame without keeping its events: each decodes, and nothing follows the
+/// last.
+fn check_events(dict: &DictionaryReader, payload: &[u8]) -> Result<Checked, Malformed> {
     let mut p = Payload::new(payload);
     let (schema, info) = dict.info(&mut p)?;
-    // Each event takes at least one byte: the count cannot exceed what is left. The vector
-    // grows with the events decoded, not with the count claimed.
+    // Each event takes at least one byte: the count cannot exceed what is left.
     let n = p.count(p.remaining() as u64)?;
-    let mut events = Vec::with_capacity(n.min(FIRST_EVENTS));
+    let at = p.position();
+    let mut allocations = 0;
     for _ in 0..n {
-        let code = p.varint()?;
-        let arg = u32::try_from(code >> 1)
-            .map_err(|_| Malformed("an event's kind or phase is out of range"))?;
-        events.push(if code & 1 == 1 {
-            phase_event(arg)
-        } else {
-            alloc_event(arg, p.varint()?)
-        });
+        allocations += u64::from(decode_event(&mut p)?.op == JITARENA_EVENT_ALLOC);
     }
     if !p.is_done() {
         return Err(Malformed("it has bytes after its last event"));
     }
-    Ok(TraceMethod {
+    Ok(Checked {
         schema,
         info,
-        events,
+        events: n as u64,
+        allocations,
+        at,
+    })
+}
+
+/// One event of a method's frame.
+#[inline]
+fn decode_event(p: &mut Payload<'_>) -> Result<Event, Malformed> {
+    let code = p.varint()?;
+    let arg = u32::try_from(code >> 1)
+        .map_err(|_| Malformed("an event's kind or phase is out of range"))?;
+    Ok(if code & 1 == 1 {
+        phase_event(arg)
+    } else {
+        alloc_event(arg, p.varint()?)
     })
 }
 
@@ -397,21 +553,36 @@ impl Names {
 /// Writes a method as plain text trace lines. Kinds outside the schema are written as
 /// `invalid-kind-<n>`; "no phase" as `phase -`.
 pub fn write_text(out: &mut impl Write, m: &TraceMethod) -> std::io::Result<()> {
-    let tier = m.info.tier.as_deref().unwrap_or("-");
+    write_text_method(out, &m.info)?;
+    write_text_events(out, &m.schema, &m.events)
+}
+
+/// Writes the `method` line that starts a method of a plain text trace.
+pub fn write_text_method(out: &mut impl Write, info: &MethodInfo) -> std::io::Result<()> {
+    let tier = info.tier.as_deref().unwrap_or("-");
     writeln!(
         out,
         "method {} {tier} {}",
-        m.info.context,
-        m.info.name.as_deref().unwrap_or("")
-    )?;
-    for e in &m.events {
+        info.context,
+        info.name.as_deref().unwrap_or("")
+    )
+}
+
+/// Writes events of a method (after its `method` line, as [`write_text`] does), their kinds
+/// and phases named from `schema`: a chunk of [`MethodEvents::next_chunk`] at a time.
+pub fn write_text_events(
+    out: &mut impl Write,
+    schema: &Schema,
+    events: &[Event],
+) -> std::io::Result<()> {
+    for e in events {
         if e.op == JITARENA_EVENT_PHASE {
-            match m.schema.phases.get(e.arg as usize) {
+            match schema.phases.get(e.arg as usize) {
                 Some(name) => writeln!(out, "phase {name}")?,
                 None => writeln!(out, "phase -")?,
             }
         } else {
-            match m.schema.kinds.get(e.arg as usize) {
+            match schema.kinds.get(e.arg as usize) {
                 Some(name) => writeln!(out, "alloc {name} {}", e.size)?,
                 None => writeln!(out, "alloc invalid-kind-{} {}", e.arg, e.size)?,
             }

@@ -151,7 +151,9 @@ pub fn replay(
     Ok(summary)
 }
 
-/// Replays one trace, handing each method's counters to `sink`.
+/// Replays one trace, handing each method's counters to `sink`. Each method's events are
+/// decoded and replayed a chunk at a time ([`trace::MethodEvents`]), into one arena: memory
+/// follows the trace's largest frame, not 16 bytes per event.
 pub fn replay_one(
     reader: &mut trace::TraceReader,
     options: &ReplayOptions,
@@ -164,23 +166,26 @@ pub fn replay_one(
     ) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let mut replayer = Replayer::new(options.clone());
-    while let Some(method) = reader.next_method()? {
-        let failed = replayer.run(&method)?;
-        sink(&method.schema, &method.info, replayer.counts())?;
+    while let Some(mut method) = reader.next_events()? {
+        replayer.start(method.schema())?;
+        let mut failed = 0;
+        while let Some(chunk) = method.next_chunk()? {
+            failed += replayer.feed(chunk);
+        }
+        replayer.finish()?;
+        sink(method.schema(), method.info(), replayer.counts())?;
         summary.methods += 1;
         summary.failed += failed as u64;
-        summary.allocations += method
-            .events
-            .iter()
-            .filter(|e| e.op == ::jitarena::sys::JITARENA_EVENT_ALLOC)
-            .count() as u64;
+        summary.allocations += method.allocations();
         progress.add(1);
     }
     Ok(())
 }
 
 /// Replays methods one at a time through an arena of their schema (made anew when the schema
-/// changes), through the C driver's inline path.
+/// changes), through the C driver's inline path: whole ([`Replayer::run`]), or a chunk of
+/// events at a time ([`Replayer::start`], [`Replayer::feed`], [`Replayer::finish`]), which
+/// counts the same.
 pub struct Replayer {
     options: ReplayOptions,
     arena: Option<(Shared<Schema>, Arena)>,
@@ -202,37 +207,48 @@ impl Replayer {
     /// failed.
     #[inline(never)] // a per-method function, kept whole so that profiles can name it
     pub fn run(&mut self, method: &trace::TraceMethod) -> Result<usize, Error> {
+        self.start(&method.schema)?;
+        let failed = self.feed(&method.events);
+        self.finish()?;
+        Ok(failed)
+    }
+
+    /// Starts a method of `schema`: its arena, made when the schema is not the last one's.
+    pub fn start(&mut self, schema: &Shared<Schema>) -> Result<(), Error> {
         let fresh = self
             .arena
             .as_ref()
-            .is_none_or(|(schema, _)| !Shared::ptr_eq(schema, &method.schema));
+            .is_none_or(|(last, _)| !Shared::ptr_eq(last, schema));
         if fresh {
+            self.arena = None;
             self.arena = Some((
-                Shared::clone(&method.schema),
+                Shared::clone(schema),
                 Arena::from_schema(
-                    Shared::clone(&method.schema),
+                    Shared::clone(schema),
                     self.options.page_size,
                     self.options.limit_bytes,
                     self.options.kinds_by_phase,
                 )?,
             ));
         }
+        Ok(())
+    }
+
+    /// Replays the method's next events (after [`Replayer::start`]; nothing before it) into
+    /// its arena; returns how many requests failed. The arena keeps its phase and pages from
+    /// one call to the next: events in chunks count as they do in one call.
+    pub fn feed(&mut self, events: &[jitarena_event]) -> usize {
+        let Some((_, arena)) = self.arena.as_ref() else {
+            return 0;
+        };
+        replay_events(arena, events, self.options.counters)
+    }
+
+    /// Ends the method: its counters into [`Replayer::counts`] (none when the replay is
+    /// uncounted), and the arena emptied for the next.
+    pub fn finish(&mut self) -> Result<(), Error> {
         let Some((_, arena)) = self.arena.as_mut() else {
-            return Ok(0);
-        };
-        let driver = if self.options.counters {
-            jitarena_replay
-        } else {
-            jitarena_replay_uncounted
-        };
-        // SAFETY: the arena is live, owned by `self` and used by this thread only while the
-        // driver runs; `events` is a valid slice of `len` events.
-        let failed = unsafe {
-            driver(
-                arena.as_c_ptr(),
-                method.events.as_ptr(),
-                method.events.len(),
-            )
+            return Ok(());
         };
         if self.options.counters {
             arena.fill_counts(&mut self.counts)?;
@@ -240,7 +256,7 @@ impl Replayer {
             self.counts = MethodCounts::default();
         }
         arena.reset();
-        Ok(failed)
+        Ok(())
     }
 
     /// The counters of the method replayed last.

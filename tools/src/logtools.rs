@@ -622,8 +622,14 @@ fn dump_traces_text(
             return Err(Error::new(ErrorCode::Io, format!("{}: a stats log has no events; `--format text` dumps traces (use csv or jsonl)", path.display())));
         }
         let mut reader = jitarena::trace::from_source(source)?;
-        while let Some(m) = reader.next_method()? {
-            jitarena::trace::write_text(out, &m).map_err(w)?;
+        // A chunk of events at a time: a method of any length costs its frame, not 16 bytes
+        // per event.
+        while let Some(mut m) = reader.next_events()? {
+            jitarena::trace::write_text_method(out, m.info()).map_err(w)?;
+            let schema = jitarena::Shared::clone(m.schema());
+            while let Some(chunk) = m.next_chunk()? {
+                jitarena::trace::write_text_events(out, &schema, chunk).map_err(w)?;
+            }
         }
         warnings.extend(reader.warnings());
     }
