@@ -226,8 +226,8 @@ typedef struct jitarena jitarena;
  *  the mark does (JITARENA_MARK_*). The library reads the marks later (at a new page, a read or
  *  the end of a method) and attributes the bytes between them. */
 typedef struct jitarena_mark {
-    /** The arena's cursor at the mark. */
-    uintptr_t cursor;
+    /** The arena's bytes used at the mark: its cursor plus the head's used_bias. */
+    uintptr_t used;
     /** The phase the call named. */
     uint32_t phase;
     /** JITARENA_MARK_SWITCH, JITARENA_MARK_BEGIN or JITARENA_MARK_END. */
@@ -240,8 +240,9 @@ typedef struct jitarena_mark {
 #define JITARENA_MARK_END 2u
 
 /** Phase marks the head holds before the library must read them (out of line, in
- *  jitarena_phase_mark_slow()). */
-#define JITARENA_MARKS 64u
+ *  jitarena_phase_mark_slow()): more than a .NET JIT FullOpts method makes (about 210), so
+ *  that a method whose marks nobody reads (no log open: a throughput run) never reads them. */
+#define JITARENA_MARKS 256u
 
 /** The first member of every arena: the bump window, the per-kind counters of the inline path
  *  and the phase marks not yet read. Read it only through the functions below; the layout is
@@ -259,6 +260,9 @@ typedef struct jitarena_head {
      *  size, or 0 (an arena recording a trace or kinds by phase), which sends every mark to
      *  jitarena_phase_mark_slow(). */
     size_t mark_end;
+    /** What the cursor is offset by to give the arena's bytes used (the bytes handed out
+     *  before the current page's, less the page's start), kept by the library. */
+    uintptr_t used_bias;
     /** Per kind slot, what the inline path counted since the library last drained the slot
      *  into its 64-bit totals: allocations in the high 32 bits, bytes requested (before
      *  rounding) in the low 32 bits. Each inline allocation adds
@@ -472,10 +476,10 @@ static inline void* jitarena_alloc(jitarena* arena, size_t size, uint32_t kind) 
  * - jitarena_set_phase(a, p): the bytes since the last mark go to the running phase, and p
  *   runs alone (ending it leaves "no phase").
  *
- * Each call is inline: it writes one mark (the cursor, the phase, the call) into the arena's
- * head, about 8 instructions, and nothing else; the library reads the marks out of line when
- * the head is full (every JITARENA_MARKS marks), at a new page, at a read and at the end of a
- * method. An arena recording a trace or kinds by phase takes every mark out of line. Phases
+ * Each call is inline: it writes one mark (the bytes used, the phase, the call) into the
+ * arena's head, about 12 instructions, and nothing else; the library reads the marks out of
+ * line when the head is full (every JITARENA_MARKS marks), at a read and at the end of a method
+ * that a log, trace or aggregate records, and a reset drops the marks nobody read. An arena recording a trace or kinds by phase takes every mark out of line. Phases
  * out of range (JITARENA_NO_PHASE among them) are "no phase". `arena` must be a live arena:
  * the marks read it without a check (NULL included).
  */
@@ -494,7 +498,7 @@ static inline void jitarena_phase_mark(jitarena* arena, uint32_t phase, uint32_t
         return;
     }
     mark = (jitarena_mark*)((char*)head->marks + at);
-    mark->cursor = head->cursor;
+    mark->used = head->cursor + head->used_bias;
     mark->phase = phase;
     mark->op = op;
     head->mark_at = at + sizeof(jitarena_mark);

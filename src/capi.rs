@@ -325,7 +325,9 @@ unsafe fn remember_names(c: &jitarena_config, schema: &Shared<Schema>) {
     let copy = |names: &[*const c_char]| {
         let mut v = Vec::new();
         v.try_reserve_exact(names.len()).ok()?;
-        v.extend_from_slice(addresses(names)); // within the room reserved
+        for &address in addresses(names) {
+            let _ = fallible::push_within(&mut v, address); // within the room reserved
+        }
         Some(v)
     };
     if let (Some(kinds), Some(phases)) = (copy(kinds), copy(phases)) {

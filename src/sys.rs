@@ -17,7 +17,7 @@ pub const JITARENA_MAX_PAGE_SIZE: u32 = 1073741824;
 pub const JITARENA_MARK_SWITCH: u32 = 0;
 pub const JITARENA_MARK_BEGIN: u32 = 1;
 pub const JITARENA_MARK_END: u32 = 2;
-pub const JITARENA_MARKS: u32 = 64;
+pub const JITARENA_MARKS: u32 = 256;
 pub const JITARENA_EVENT_ALLOC: u32 = 0;
 pub const JITARENA_EVENT_PHASE: u32 = 1;
 pub const JITARENA_OK: jitarena_error = 0;
@@ -195,8 +195,8 @@ pub struct jitarena {
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct jitarena_mark {
-    #[doc = " The arena's cursor at the mark."]
-    pub cursor: usize,
+    #[doc = " The arena's bytes used at the mark: its cursor plus the head's used_bias."]
+    pub used: usize,
     #[doc = " The phase the call named."]
     pub phase: u32,
     #[doc = " JITARENA_MARK_SWITCH, JITARENA_MARK_BEGIN or JITARENA_MARK_END."]
@@ -207,8 +207,7 @@ pub struct jitarena_mark {
 const _: () = {
     ["Size of jitarena_mark"][::core::mem::size_of::<jitarena_mark>() - 16usize];
     ["Alignment of jitarena_mark"][::core::mem::align_of::<jitarena_mark>() - 8usize];
-    ["Offset of field: jitarena_mark::cursor"]
-        [::core::mem::offset_of!(jitarena_mark, cursor) - 0usize];
+    ["Offset of field: jitarena_mark::used"][::core::mem::offset_of!(jitarena_mark, used) - 0usize];
     ["Offset of field: jitarena_mark::phase"]
         [::core::mem::offset_of!(jitarena_mark, phase) - 8usize];
     ["Offset of field: jitarena_mark::op"][::core::mem::offset_of!(jitarena_mark, op) - 12usize];
@@ -218,8 +217,7 @@ const _: () = {
 const _: () = {
     ["Size of jitarena_mark"][::core::mem::size_of::<jitarena_mark>() - 12usize];
     ["Alignment of jitarena_mark"][::core::mem::align_of::<jitarena_mark>() - 4usize];
-    ["Offset of field: jitarena_mark::cursor"]
-        [::core::mem::offset_of!(jitarena_mark, cursor) - 0usize];
+    ["Offset of field: jitarena_mark::used"][::core::mem::offset_of!(jitarena_mark, used) - 0usize];
     ["Offset of field: jitarena_mark::phase"]
         [::core::mem::offset_of!(jitarena_mark, phase) - 4usize];
     ["Offset of field: jitarena_mark::op"][::core::mem::offset_of!(jitarena_mark, op) - 8usize];
@@ -229,8 +227,7 @@ const _: () = {
 const _: () = {
     ["Size of jitarena_mark"][::core::mem::size_of::<jitarena_mark>() - 12usize];
     ["Alignment of jitarena_mark"][::core::mem::align_of::<jitarena_mark>() - 4usize];
-    ["Offset of field: jitarena_mark::cursor"]
-        [::core::mem::offset_of!(jitarena_mark, cursor) - 0usize];
+    ["Offset of field: jitarena_mark::used"][::core::mem::offset_of!(jitarena_mark, used) - 0usize];
     ["Offset of field: jitarena_mark::phase"]
         [::core::mem::offset_of!(jitarena_mark, phase) - 4usize];
     ["Offset of field: jitarena_mark::op"][::core::mem::offset_of!(jitarena_mark, op) - 8usize];
@@ -247,15 +244,17 @@ pub struct jitarena_head {
     pub mark_at: usize,
     #[doc = " Byte offset into `marks` past the last mark the inline path may write: the marks'\n  size, or 0 (an arena recording a trace or kinds by phase), which sends every mark to\n  jitarena_phase_mark_slow()."]
     pub mark_end: usize,
+    #[doc = " What the cursor is offset by to give the arena's bytes used (the bytes handed out\n  before the current page's, less the page's start), kept by the library."]
+    pub used_bias: usize,
     #[doc = " Per kind slot, what the inline path counted since the library last drained the slot\n  into its 64-bit totals: allocations in the high 32 bits, bytes requested (before\n  rounding) in the low 32 bits. Each inline allocation adds\n  JITARENA_PACKED_ONE + size. The slow path drains every slot before the bytes handed out\n  since the last drain (pages, each at most 1 GiB) could carry out of the low half, so\n  the halves never mix; the readers add these to the totals."]
     pub kind_packed: [u64; 256usize],
     #[doc = " Phase marks not yet read (mark_at bytes of them)."]
-    pub marks: [jitarena_mark; 64usize],
+    pub marks: [jitarena_mark; 256usize],
 }
 #[cfg(target_pointer_width = "64")]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of jitarena_head"][::core::mem::size_of::<jitarena_head>() - 3104usize];
+    ["Size of jitarena_head"][::core::mem::size_of::<jitarena_head>() - 6184usize];
     ["Alignment of jitarena_head"][::core::mem::align_of::<jitarena_head>() - 8usize];
     ["Offset of field: jitarena_head::cursor"]
         [::core::mem::offset_of!(jitarena_head, cursor) - 0usize];
@@ -265,15 +264,17 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_head, mark_at) - 16usize];
     ["Offset of field: jitarena_head::mark_end"]
         [::core::mem::offset_of!(jitarena_head, mark_end) - 24usize];
+    ["Offset of field: jitarena_head::used_bias"]
+        [::core::mem::offset_of!(jitarena_head, used_bias) - 32usize];
     ["Offset of field: jitarena_head::kind_packed"]
-        [::core::mem::offset_of!(jitarena_head, kind_packed) - 32usize];
+        [::core::mem::offset_of!(jitarena_head, kind_packed) - 40usize];
     ["Offset of field: jitarena_head::marks"]
-        [::core::mem::offset_of!(jitarena_head, marks) - 2080usize];
+        [::core::mem::offset_of!(jitarena_head, marks) - 2088usize];
 };
 #[cfg(all(target_pointer_width = "32", target_arch = "x86", not(windows)))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of jitarena_head"][::core::mem::size_of::<jitarena_head>() - 2832usize];
+    ["Size of jitarena_head"][::core::mem::size_of::<jitarena_head>() - 5140usize];
     ["Alignment of jitarena_head"][::core::mem::align_of::<jitarena_head>() - 4usize];
     ["Offset of field: jitarena_head::cursor"]
         [::core::mem::offset_of!(jitarena_head, cursor) - 0usize];
@@ -283,15 +284,17 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_head, mark_at) - 8usize];
     ["Offset of field: jitarena_head::mark_end"]
         [::core::mem::offset_of!(jitarena_head, mark_end) - 12usize];
+    ["Offset of field: jitarena_head::used_bias"]
+        [::core::mem::offset_of!(jitarena_head, used_bias) - 16usize];
     ["Offset of field: jitarena_head::kind_packed"]
-        [::core::mem::offset_of!(jitarena_head, kind_packed) - 16usize];
+        [::core::mem::offset_of!(jitarena_head, kind_packed) - 20usize];
     ["Offset of field: jitarena_head::marks"]
-        [::core::mem::offset_of!(jitarena_head, marks) - 2064usize];
+        [::core::mem::offset_of!(jitarena_head, marks) - 2068usize];
 };
 #[cfg(all(target_pointer_width = "32", any(not(target_arch = "x86"), windows)))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of jitarena_head"][::core::mem::size_of::<jitarena_head>() - 2832usize];
+    ["Size of jitarena_head"][::core::mem::size_of::<jitarena_head>() - 5144usize];
     ["Alignment of jitarena_head"][::core::mem::align_of::<jitarena_head>() - 8usize];
     ["Offset of field: jitarena_head::cursor"]
         [::core::mem::offset_of!(jitarena_head, cursor) - 0usize];
@@ -301,10 +304,12 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_head, mark_at) - 8usize];
     ["Offset of field: jitarena_head::mark_end"]
         [::core::mem::offset_of!(jitarena_head, mark_end) - 12usize];
+    ["Offset of field: jitarena_head::used_bias"]
+        [::core::mem::offset_of!(jitarena_head, used_bias) - 16usize];
     ["Offset of field: jitarena_head::kind_packed"]
-        [::core::mem::offset_of!(jitarena_head, kind_packed) - 16usize];
+        [::core::mem::offset_of!(jitarena_head, kind_packed) - 24usize];
     ["Offset of field: jitarena_head::marks"]
-        [::core::mem::offset_of!(jitarena_head, marks) - 2064usize];
+        [::core::mem::offset_of!(jitarena_head, marks) - 2072usize];
 };
 #[doc = " A kind's counter slot: every value indexes the head's counters in bounds, so the inline\n  path needs no check. Obtain it once, with jitarena_kind_slot_of(), where a JIT makes its\n  allocator object (a CompAllocator holding its kind), and allocate with\n  jitarena_alloc_slot(). Slots from kind_count to 254 are counted in the invalid-kind bucket,\n  as slot 255 (JITARENA_MAX_KINDS) is."]
 pub type jitarena_kind_slot = u8;

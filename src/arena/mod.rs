@@ -335,7 +335,7 @@ impl Arena {
         if at < head.mark_end {
             if let Some(m) = head.marks.get_mut(at / size) {
                 *m = crate::sys::jitarena_mark {
-                    cursor: head.cursor,
+                    used: head.cursor.wrapping_add(head.used_bias),
                     phase,
                     op,
                 };

@@ -9,12 +9,17 @@ use crate::fallible;
 use crate::sys::{JITARENA_MARK_BEGIN, JITARENA_MARK_END};
 
 /// The phases' bytes and which phase runs.
+///
+/// The invariant that [`PhaseBytes::mark`] relies on: `bytes` and `outer` have `none + 1`
+/// entries, and `running` and every entry of `outer` are at most `none`.
 pub(crate) struct PhaseBytes {
     /// Bytes used per phase slot, of the intervals closed by a mark.
     bytes: Vec<u64>,
     /// Per phase slot, the slot that ran when it was begun: where its end returns. Written at
     /// every begin of the slot before the end that reads it, so never cleared.
     outer: Vec<u32>,
+    /// The "no phase" slot: the number of phases.
+    none: u32,
     /// The running phase slot.
     running: u32,
     /// Bytes used at the last mark.
@@ -39,19 +44,10 @@ impl PhaseBytes {
         Some(PhaseBytes {
             bytes: fallible::filled(0, phases + 1)?,
             outer: fallible::filled(none, phases + 1)?,
+            none,
             running: none,
             mark: 0,
         })
-    }
-
-    /// The "no phase" slot.
-    fn none(&self) -> u32 {
-        (self.bytes.len() - 1) as u32
-    }
-
-    /// The slot of a phase a caller named: out of range is "no phase".
-    fn slot_of(&self, phase: u32) -> u32 {
-        phase.min(self.none())
     }
 
     /// The running phase slot.
@@ -59,42 +55,76 @@ impl PhaseBytes {
         self.running as usize
     }
 
-    /// Applies one mark made when the arena had used `used` bytes.
+    /// Applies one mark made when the arena had used `used` bytes: the bytes since the last
+    /// mark go to the running phase (a begin, a switch) or to the phase named (an end), and
+    /// the phase named runs (a begin, a switch), or the one it was begun inside (the end of
+    /// the running phase). Out-of-range phases are "no phase"; an unknown op is a switch.
     #[inline]
     pub(crate) fn mark(&mut self, used: u64, phase: u32, op: u32) -> Interval {
         let bytes = used.wrapping_sub(self.mark);
         self.mark = used;
-        let slot = self.slot_of(phase);
-        let (owner, running) = match op {
+        let slot = phase.min(self.none);
+        let running = self.running;
+        let (owner, next) = match op {
             JITARENA_MARK_BEGIN => {
-                if let Some(outer) = self.outer.get_mut(slot as usize) {
-                    *outer = self.running;
-                }
-                (self.running, slot)
+                // SAFETY: `slot <= none`, within `outer` (the struct's invariant).
+                unsafe { *self.outer.get_unchecked_mut(slot as usize) = running };
+                (running, slot)
             }
-            JITARENA_MARK_END if slot == self.running => {
-                let outer = self.outer.get(slot as usize).copied();
-                (slot, outer.unwrap_or(self.none()))
+            JITARENA_MARK_END => {
+                // SAFETY: as above; `outer` holds slots up to `none`, keeping the invariant.
+                let outer = unsafe { *self.outer.get_unchecked(slot as usize) };
+                (slot, if slot == running { outer } else { running })
             }
-            JITARENA_MARK_END => (slot, self.running),
             _ => {
-                // A switch (or an unknown op, read as one): the phase runs alone.
-                let none = self.none();
-                if let Some(outer) = self.outer.get_mut(slot as usize) {
-                    *outer = none;
-                }
-                (self.running, slot)
+                // SAFETY: as above.
+                unsafe { *self.outer.get_unchecked_mut(slot as usize) = self.none };
+                (running, slot)
             }
         };
-        if let Some(b) = self.bytes.get_mut(owner as usize) {
-            *b = b.wrapping_add(bytes);
-        }
-        self.running = running;
+        // SAFETY: `owner` is `running` or `slot`, both at most `none`: within `bytes`.
+        let sum = unsafe { self.bytes.get_unchecked_mut(owner as usize) };
+        *sum = sum.wrapping_add(bytes);
+        self.running = next;
         Interval {
             slot: owner as usize,
             bytes,
-            running: running as usize,
+            running: next as usize,
         }
+    }
+
+    /// Applies the head's marks in order: [`PhaseBytes::mark`] with the running phase and the
+    /// last mark kept in registers over the run.
+    pub(crate) fn marks(&mut self, marks: &[crate::sys::jitarena_mark]) {
+        let (mut last, mut running) = (self.mark, self.running);
+        for m in marks {
+            let used = m.used as u64;
+            let bytes = used.wrapping_sub(last);
+            last = used;
+            let slot = m.phase.min(self.none);
+            let (owner, next) = match m.op {
+                JITARENA_MARK_BEGIN => {
+                    // SAFETY: `slot <= none`, within `outer` (the struct's invariant).
+                    unsafe { *self.outer.get_unchecked_mut(slot as usize) = running };
+                    (running, slot)
+                }
+                JITARENA_MARK_END => {
+                    // SAFETY: as above; `outer` holds slots up to `none`.
+                    let outer = unsafe { *self.outer.get_unchecked(slot as usize) };
+                    (slot, if slot == running { outer } else { running })
+                }
+                _ => {
+                    // SAFETY: as above.
+                    unsafe { *self.outer.get_unchecked_mut(slot as usize) = self.none };
+                    (running, slot)
+                }
+            };
+            // SAFETY: `owner` is `running` or `slot`, both at most `none`: within `bytes`.
+            let sum = unsafe { self.bytes.get_unchecked_mut(owner as usize) };
+            *sum = sum.wrapping_add(bytes);
+            running = next;
+        }
+        (self.mark, self.running) = (last, running);
     }
 
     /// Bytes of `slot` when the arena has used `used` bytes: its closed intervals, and for the
@@ -123,7 +153,7 @@ impl PhaseBytes {
     /// Empties the counters for the next method: "no phase" runs, nothing used.
     pub(crate) fn clear(&mut self) {
         self.bytes.fill(0);
-        self.running = self.none();
+        self.running = self.none;
         self.mark = 0;
     }
 }

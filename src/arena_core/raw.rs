@@ -216,8 +216,6 @@ impl RawArena {
                 ),
             ));
         }
-        // The marks hold cursors of the current page: read before it changes.
-        self.settle();
         let rounded = size.max(1).next_multiple_of(ALIGN);
         // At most a new window and this request reach the low halves of the kind counters.
         let room = (self.page_size + rounded) as u64;
@@ -235,6 +233,7 @@ impl RawArena {
         let ptr = if rounded > self.large_threshold && self.page_end - self.head.cursor < rounded {
             let base = self.obtain(rounded)?;
             self.used_closed += rounded as u64;
+            self.rebias();
             base
         } else {
             if self.page_end - self.head.cursor < rounded {
@@ -290,6 +289,7 @@ impl RawArena {
         self.window_start = base;
         self.head.cursor = base;
         self.page_end = base + self.page_size;
+        self.rebias();
         Ok(())
     }
 
@@ -427,8 +427,10 @@ impl RawArena {
             }
         }
         self.kinds.clear(&mut self.head.kind_packed);
+        // The marks nobody read are the method's: dropped with it.
         self.head.mark_at = 0;
         self.used_closed = 0;
+        self.rebias();
         self.largest = 0;
         self.failure = 0;
         self.limit_hit = false;
@@ -441,6 +443,12 @@ impl RawArena {
         }
         self.trace_short = false;
         self.trace_mark = (0, self.schema.phases.len());
+    }
+
+    /// Keeps `head.used_bias` such that the cursor plus it is the bytes used (modulo the
+    /// address space, which the bytes used of one arena never pass).
+    fn rebias(&mut self) {
+        self.head.used_bias = (self.used_closed as usize).wrapping_sub(self.window_start);
     }
 
     /// Reads the phase marks the inline path left in the head, in order.
@@ -457,13 +465,8 @@ impl RawArena {
     fn read_marks(&mut self) {
         let n = self.head.mark_at / std::mem::size_of::<jitarena_mark>();
         self.head.mark_at = 0;
-        let base = self.used_closed.wrapping_sub(self.window_start as u64);
-        for m in self.head.marks.iter().take(n) {
-            // Every mark's cursor is in the current page: the slow path settles before it
-            // changes pages.
-            let used = base.wrapping_add(m.cursor as u64);
-            self.phases.mark(used, m.phase, m.op);
-        }
+        let marks = self.head.marks.get(..n).unwrap_or_default();
+        self.phases.marks(marks);
     }
 
     /// A phase mark out of line: after the marks in the head, this one; for an arena that
@@ -744,6 +747,7 @@ impl RawArena {
         self.head.cursor = 0;
         self.head.limit = 0;
         self.reserved = 0;
+        self.rebias();
         // A long method's events are not held while the arena waits.
         if let Some(events) = &mut self.trace {
             *events = Vec::new();

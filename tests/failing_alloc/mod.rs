@@ -137,7 +137,7 @@ pub unsafe fn jitarena_set_phase(arena: *mut jitarena::sys::jitarena, phase: u32
     if head.mark_at < head.mark_end {
         if let Some(m) = head.marks.get_mut(head.mark_at / size) {
             *m = jitarena_mark {
-                cursor: head.cursor,
+                used: head.cursor.wrapping_add(head.used_bias),
                 phase,
                 op: JITARENA_MARK_SWITCH,
             };
