@@ -322,3 +322,50 @@ fn a_report_with_byte_order_marks_or_a_schema_version_of_3_0_is_read() {
         );
     }
 }
+
+#[test]
+fn summarize_over_many_collections_holds_about_its_report() {
+    // A report of many collections, each a copy of a real one renamed, streamed to the file
+    // so that this process stays small (the child's peak counts this process's).
+    const COLLECTIONS: usize = 4_000;
+    let mut doc = doc_of(&platform_report("many", 5, 0.0));
+    let one = doc["collections"][0].clone();
+    assert_eq!(one["status"], "PASS");
+    doc["collections"] = serde_json::json!("@collections@");
+    doc["one_sided"] = serde_json::json!([]);
+    doc["verdict"]["status"] = serde_json::json!("PASS");
+    let text = doc.to_string();
+    let (head, tail) = text.split_once("\"@collections@\"").unwrap();
+    let path = tmp("many-collections.json");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    use std::io::Write;
+    write!(out, "{head}[").unwrap();
+    for i in 0..COLLECTIONS {
+        let mut c = one.clone();
+        c["name"] = serde_json::json!(format!("collection.{i:06}.mch"));
+        if i > 0 {
+            out.write_all(b",").unwrap();
+        }
+        serde_json::to_writer(&mut out, &c).unwrap();
+    }
+    write!(out, "]{tail}").unwrap();
+    out.flush().unwrap();
+    drop(out);
+    let size = std::fs::metadata(&path).unwrap().len();
+    let md = tmp("many-collections.md");
+    let (code, err, peak) = common::run_measured(
+        &["summarize", "--platform", "p", s(&path), "--md", s(&md)],
+        |_| {},
+    );
+    eprintln!(
+        "summarize: a {size}-byte report of {COLLECTIONS} collections: peak resident {peak} bytes"
+    );
+    assert_eq!(code, 0, "{err}");
+    let page = std::fs::read_to_string(&md).unwrap();
+    assert!(page.contains("collection.003999.mch"), "{}", &page[..500]);
+    let bound = 2 * size + (32 << 20);
+    assert!(
+        peak < bound,
+        "summarize of a {size}-byte report peaked at {peak} bytes (bound {bound})"
+    );
+}

@@ -5,11 +5,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use common::{s, tmp};
+use common::{run_measured, s, tmp};
 use jitarena::format::{header, put_frame, put_signed, put_str, put_varint, Content};
 use jitarena::trace::{alloc_event, phase_event, TraceMethod};
 use jitarena::{MethodInfo, Schema, Shared};
@@ -72,37 +71,6 @@ fn big_trace(path: &Path) -> u64 {
     size += (head.len() as u64) + len + 4;
     assert_eq!(std::fs::metadata(path).unwrap().len(), size);
     size
-}
-
-/// Runs `jitarena args`, handing its standard output line by line to `line`; returns its exit
-/// status, standard error and peak resident size in bytes.
-fn run_measured(args: &[&str], mut line: impl FnMut(&str)) -> (i32, String, u64) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_jitarena"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run jitarena");
-    let stderr = child.stderr.take().unwrap();
-    let errors = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut text = String::new();
-    while out.read_line(&mut text).unwrap() > 0 {
-        line(&text);
-        text.clear();
-    }
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: the child is ours and not yet waited for; both out-pointers are valid.
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (code, errors.join().unwrap(), usage.ru_maxrss as u64 * 1024)
 }
 
 #[test]

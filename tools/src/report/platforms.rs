@@ -6,9 +6,11 @@
 //! Each report's verdict is recomputed from its own failures and collections, and a report
 //! whose stated verdict disagrees is refused.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::diff::{colored_pdiff, details};
@@ -61,7 +63,29 @@ pub struct PlatformReport {
     pub not_compared: Vec<(String, String)>,
 }
 
-/// Reads a memdiff JSON report (schema 3).
+/// A JSON object's members, each left unparsed (a slice of the report's text): what is
+/// not read costs nothing. Not an object (or absent): no member, as `Value` indexing gives
+/// `null` for each.
+fn members(raw: Option<&RawValue>) -> HashMap<String, &RawValue> {
+    raw.and_then(|r| serde_json::from_str(r.get()).ok())
+        .unwrap_or_default()
+}
+
+/// A JSON array's items, each left unparsed; `None` when it is not an array.
+fn items(raw: Option<&RawValue>) -> Option<Vec<&RawValue>> {
+    raw.and_then(|r| serde_json::from_str(r.get()).ok())
+}
+
+/// One value, parsed (`null` when absent): for the small parts of a report only.
+fn parsed(raw: Option<&RawValue>) -> Value {
+    raw.and_then(|r| serde_json::from_str(r.get()).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// Reads a memdiff JSON report (schema 3). Only what the summary needs is parsed: the report's
+/// text is held once, its collections, failures and collections not compared are each parsed
+/// alone, checked, reduced to their row and dropped, so that a report of 300k collections
+/// costs about its size and a row per collection (`docs/formats.md`, "Reader memory").
 pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
     let bad = |what: &str| {
         Error::new(
@@ -70,13 +94,14 @@ pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
         )
     };
     let bytes = std::fs::read(path).map_err(|e| jitarena::format::io_error(path, "read", &e))?;
-    let text = String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text"))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| bad("not UTF-8 text"))?;
     // Byte order marks in front (an editor's, or two from a file re-encoded twice) are no
     // part of the JSON: serde_json would refuse the first as a syntax error.
-    let doc: Value = serde_json::from_str(text.trim_start_matches('\u{FEFF}'))
+    let doc: HashMap<String, &RawValue> = serde_json::from_str(text.trim_start_matches('\u{FEFF}'))
         .map_err(|e| bad(&e.to_string()))?;
-    check_schema(&doc["schema_version"]).map_err(|what| bad(&what))?;
-    let verdict = &doc["verdict"];
+    check_schema(&parsed(doc.get("schema_version").copied())).map_err(|what| bad(&what))?;
+    let verdict = members(doc.get("verdict").copied());
+    let field = |name: &str| parsed(verdict.get(name).copied());
     let text_of = |v: &Value, what: &str| v.as_str().map(String::from).ok_or_else(|| bad(what));
     // A status is one memdiff writes; the exit code is the one that status gives.
     let status_of = |v: &Value, what: &str| {
@@ -88,8 +113,8 @@ pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
             ))
         })
     };
-    let status = status_of(&verdict["status"], "verdict.status")?;
-    let exit_code = match verdict["exit_code"].as_u64() {
+    let status = status_of(&field("status"), "verdict.status")?;
+    let exit_code = match field("exit_code").as_u64() {
         Some(c @ 0..=1) => c as u8,
         _ => return Err(bad("verdict.exit_code is not 0 or 1")),
     };
@@ -98,43 +123,59 @@ pub fn read_report(path: &Path) -> Result<PlatformReport, Error> {
             "verdict.status {status} with verdict.exit_code {exit_code}: memdiff writes 0 for PASS and 1 otherwise"
         )));
     }
-    let failures = verdict["failures"]
-        .as_array()
-        .ok_or_else(|| bad("no verdict.failures"))?
-        .iter()
-        .map(|f| text_of(&f["sentence"], "a failure without a sentence"))
-        .collect::<Result<Vec<String>, Error>>()?;
-    let collections = doc["collections"]
-        .as_array()
-        .ok_or_else(|| bad("no collections"))?
-        .iter()
-        .map(|c| {
-            Ok(CollectionRow {
-                name: text_of(&c["name"], "a collection without a name")?,
-                status: status_of(&c["status"], "a collection's status")?,
-                groups: groups_of(&c["diff"]["groups"])
-                    .ok_or_else(|| bad("a collection's groups"))?,
-            })
-        })
-        .collect::<Result<Vec<CollectionRow>, Error>>()?;
-    let not_compared = doc["one_sided"]
-        .as_array()
-        .ok_or_else(|| bad("no one_sided"))?
-        .iter()
-        .map(|o| {
+    let listed =
+        items(verdict.get("failures").copied()).ok_or_else(|| bad("no verdict.failures"))?;
+    let mut failures = Vec::with_capacity(listed.len());
+    let (mut listed_incomplete, mut listed_regression) = (false, false);
+    for raw in listed {
+        let f = parsed(Some(raw));
+        failures.push(text_of(&f["sentence"], "a failure without a sentence")?);
+        let (i, r) = class_of(&f, "verdict.failures").map_err(|what| bad(&what))?;
+        listed_incomplete |= i;
+        listed_regression |= r;
+    }
+    let listed = items(doc.get("collections").copied()).ok_or_else(|| bad("no collections"))?;
+    let mut collections = Vec::with_capacity(listed.len());
+    // What the collections' own findings give: see `check_collection`.
+    let (mut incomplete, mut regression) = (listed.is_empty(), false);
+    for raw in listed {
+        let c = parsed(Some(raw));
+        collections.push(CollectionRow {
+            name: text_of(&c["name"], "a collection without a name")?,
+            status: status_of(&c["status"], "a collection's status")?,
+            groups: groups_of(&c["diff"]["groups"]).ok_or_else(|| bad("a collection's groups"))?,
+        });
+        let (cov, grew) = check_collection(&c).map_err(|what| bad(&what))?;
+        incomplete |= cov;
+        regression |= grew;
+    }
+    let listed = items(doc.get("one_sided").copied()).ok_or_else(|| bad("no one_sided"))?;
+    incomplete |= !listed.is_empty();
+    let not_compared = listed
+        .into_iter()
+        .map(|raw| {
+            let o = parsed(Some(raw));
             Ok((
                 text_of(&o["name"], "a name")?,
                 text_of(&o["reason"], "a reason")?,
             ))
         })
         .collect::<Result<Vec<_>, Error>>()?;
-    check_verdict(&doc, &status).map_err(|what| bad(&what))?;
+    let from_collections = Status::of(incomplete, regression);
+    let from_failures = Status::of(listed_incomplete, listed_regression);
+    if status != from_collections.label() || status != from_failures.label() {
+        return Err(bad(&format!(
+            "verdict.status is {status}, but its collections give {} and its verdict.failures {}: the report was edited, or is not memdiff's",
+            from_collections.label(),
+            from_failures.label()
+        )));
+    }
     Ok(PlatformReport {
         status,
         exit_code,
-        headline: text_of(&verdict["headline"], "no verdict.headline")?,
+        headline: text_of(&field("headline"), "no verdict.headline")?,
         failures,
-        totals: groups_of(&doc["totals"]).ok_or_else(|| bad("totals"))?,
+        totals: groups_of(&parsed(doc.get("totals").copied())).ok_or_else(|| bad("totals"))?,
         collections,
         not_compared,
     })
@@ -162,69 +203,55 @@ fn cut(text: &str) -> String {
     }
 }
 
+/// A failure's class: (INCOMPLETE, FAIL); `what` names its list in the error.
+fn class_of(f: &Value, what: &str) -> Result<(bool, bool), String> {
+    match f["class"].as_str() {
+        Some("INCOMPLETE") => Ok((true, false)),
+        Some("FAIL") => Ok((false, true)),
+        _ => Err(format!(
+            "a failure of {what} whose class is {}, not INCOMPLETE or FAIL",
+            cut(&f["class"].to_string())
+        )),
+    }
+}
+
 /// Whether a JSON list of failures holds one of each class: (INCOMPLETE, FAIL).
 fn classes(failures: &Value, what: &str) -> Result<(bool, bool), String> {
     let list = failures.as_array().ok_or_else(|| format!("no {what}"))?;
     let (mut incomplete, mut regression) = (false, false);
     for f in list {
-        match f["class"].as_str() {
-            Some("INCOMPLETE") => incomplete = true,
-            Some("FAIL") => regression = true,
-            _ => {
-                return Err(format!(
-                    "a failure of {what} whose class is {}, not INCOMPLETE or FAIL",
-                    cut(&f["class"].to_string())
-                ))
-            }
-        }
+        let (i, r) = class_of(f, what)?;
+        incomplete |= i;
+        regression |= r;
     }
     Ok((incomplete, regression))
 }
 
-/// The verdict a report's own findings give, checked against the verdict it states (`status`,
-/// already checked against its exit code): each collection's status from its coverage
-/// failures and its growth failures; the report's from its collections, the collections not
-/// compared (and no collection at all), and from its list of failures. A report edited to PASS
-/// while still listing a failure, or with a failure taken out but its collection still
-/// failing, is refused.
-fn check_verdict(doc: &Value, status: &str) -> Result<(), String> {
-    let collections = doc["collections"].as_array().ok_or("no collections")?;
-    let not_compared = doc["one_sided"].as_array().map_or(0, Vec::len);
-    let mut incomplete = not_compared > 0 || collections.is_empty();
-    let mut regression = false;
-    for c in collections {
-        let name = cut(c["name"].as_str().unwrap_or_default());
-        let (cov, _) = classes(&c["coverage_failures"], "a collection's coverage_failures")?;
-        let (_, grew) = classes(
-            &c["diff"]["verdict"]["failures"],
-            "a collection's diff.verdict.failures",
-        )?;
-        let found = Status::of(cov, grew);
-        let stated = (c["status"].as_str(), c["exit_code"].as_u64());
-        if stated != (Some(found.label()), Some(found.exit_code().into())) {
-            return Err(format!(
-                "collection {name:?} states {} (exit code {}) where its failures give {} (exit code {}): the report was edited, or is not memdiff's",
-                cut(&c["status"].to_string()),
-                cut(&c["exit_code"].to_string()),
-                found.label(),
-                found.exit_code()
-            ));
-        }
-        incomplete |= cov;
-        regression |= grew;
-    }
-    let from_collections = Status::of(incomplete, regression);
-    let (listed_incomplete, listed_regression) =
-        classes(&doc["verdict"]["failures"], "verdict.failures")?;
-    let from_failures = Status::of(listed_incomplete, listed_regression);
-    if status != from_collections.label() || status != from_failures.label() {
+/// A collection's status from its own findings, checked against the status it states: its
+/// coverage failures (INCOMPLETE) and its growth failures (FAIL); returns them. With the
+/// collections not compared (and no collection at all) they give the report's verdict, which
+/// `read_report` checks against the verdict it states and its list of failures: a report
+/// edited to PASS while still listing a failure, or with a failure taken out but its
+/// collection still failing, is refused.
+fn check_collection(c: &Value) -> Result<(bool, bool), String> {
+    let name = cut(c["name"].as_str().unwrap_or_default());
+    let (cov, _) = classes(&c["coverage_failures"], "a collection's coverage_failures")?;
+    let (_, grew) = classes(
+        &c["diff"]["verdict"]["failures"],
+        "a collection's diff.verdict.failures",
+    )?;
+    let found = Status::of(cov, grew);
+    let stated = (c["status"].as_str(), c["exit_code"].as_u64());
+    if stated != (Some(found.label()), Some(found.exit_code().into())) {
         return Err(format!(
-            "verdict.status is {status}, but its collections give {} and its verdict.failures {}: the report was edited, or is not memdiff's",
-            from_collections.label(),
-            from_failures.label()
+            "collection {name:?} states {} (exit code {}) where its failures give {} (exit code {}): the report was edited, or is not memdiff's",
+            cut(&c["status"].to_string()),
+            cut(&c["exit_code"].to_string()),
+            found.label(),
+            found.exit_code()
         ));
     }
-    Ok(())
+    Ok((cov, grew))
 }
 
 /// All contexts, MinOpts and FullOpts of a JSON list of groups (a group absent: nothing).

@@ -179,3 +179,40 @@ pub fn hand_made_of(name: &str, kinds: [&str; 2], records: &[(u8, &[u8])]) -> Pa
     std::fs::write(&path, bytes).unwrap();
     path
 }
+
+/// Runs `jitarena args`, handing its standard output line by line to `line`; returns its exit
+/// code, standard error and peak resident size in bytes (`wait4`'s `ru_maxrss`). The peak
+/// also counts this process's own at the spawn (the child starts in its memory): a test that
+/// measures keeps its own small.
+// The child is waited for by `wait4`, which std does not know of.
+#[allow(clippy::zombie_processes)]
+pub fn run_measured(args: &[&str], mut line: impl FnMut(&str)) -> (i32, String, u64) {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jitarena"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run jitarena");
+    let stderr = child.stderr.take().unwrap();
+    let errors = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut text = String::new();
+    while out.read_line(&mut text).unwrap() > 0 {
+        line(&text);
+        text.clear();
+    }
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the child is ours and not yet waited for; both out-pointers are valid.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, errors.join().unwrap(), usage.ru_maxrss as u64 * 1024)
+}
