@@ -359,6 +359,11 @@ pub(crate) fn phase_kinds_details(
         summary.push_str(&format!(", the {listed} that moved most shown"));
     }
     summary.push_str(&format!(", {} unchanged", rows.len() - changed.len()));
+    if changed.is_empty() {
+        let _ = writeln!(o, "{}.", html_escape(&summary));
+        let _ = writeln!(o);
+        return;
+    }
     details(o, &summary, |o| {
         let _ = writeln!(o, "| Phase | Kind | Base | Diff | Delta | PDIFF |");
         let _ = writeln!(o, "| --- | --- | --: | --: | --: | --: |");
@@ -407,7 +412,56 @@ pub(crate) fn render_collection_markdown(
     phase_kinds_details(&mut o, "Kinds by phase", &d.phase_kinds, limit);
     distribution_details(&mut o, d, long);
     top_methods_details(&mut o, d, long);
+    tier_tops_details(&mut o, d);
     o
+}
+
+/// Per tier group (FullOpts, then MinOpts), the methods that grew and shrank most relatively,
+/// in SuperPMI's words and columns (without the collection: there is one), each in a
+/// `<details>` block, or one line when there is none.
+fn tier_tops_details(o: &mut String, d: &MemDiff) {
+    let floor = thousands(d.min_method_bytes.max(1));
+    for t in &d.tier_tops {
+        for (what, verb, list) in [
+            ("regressions", "grew", &t.regressions),
+            ("improvements", "shrank", &t.improvements),
+        ] {
+            let title = format!("Top method {what} ({}, by PDIFF %)", t.tier);
+            if list.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "{title}: none (no {} method of at least {floor} bytes in the base {verb}).",
+                    t.tier
+                );
+                let _ = writeln!(o);
+                continue;
+            }
+            details(o, &title, |o| {
+                let _ = writeln!(
+                    o,
+                    "Methods of at least {floor} bytes in the base (--min-method-bytes)."
+                );
+                let _ = writeln!(o);
+                let _ = writeln!(o, "| Context | Method | Base | Diff | PDIFF |");
+                let _ = writeln!(o, "| --: | --- | --: | --: | --: |");
+                for m in list {
+                    let _ = writeln!(
+                        o,
+                        "| {} | {} | {} | {} | {} |",
+                        if m.context >= 0 {
+                            m.context.to_string()
+                        } else {
+                            String::new()
+                        },
+                        md_escape(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
+                        thousands(m.base),
+                        thousands(m.diff),
+                        colored_pdiff(m.base, m.diff)
+                    );
+                }
+            });
+        }
+    }
 }
 
 /// The markdown's heading, its status sentence (the overall bytes' change over the matched
@@ -645,6 +699,11 @@ pub(crate) fn delta_details(o: &mut String, title: &str, what: &str, rows: &[Del
     if unchanged > 0 {
         summary.push_str(&format!(", {unchanged} unchanged"));
     }
+    if changed.is_empty() {
+        let _ = writeln!(o, "{}.", html_escape(&summary));
+        let _ = writeln!(o);
+        return;
+    }
     details(o, &summary, |o| {
         let _ = writeln!(o, "| {what} | Base | Diff | Delta | PDIFF |");
         let _ = writeln!(o, "| --- | --: | --: | --: | --: |");
@@ -783,6 +842,11 @@ pub fn json_value(d: &MemDiff) -> Value {
             "shrinkage": methods_json(&d.top_shrinkage),
             "relative_growth": methods_json(&d.top_relative_growth),
             "relative_shrinkage": methods_json(&d.top_relative_shrinkage),
+            "tiers": d.tier_tops.iter().map(|t| json!({
+                "tier": t.tier,
+                "regressions": methods_json(&t.regressions),
+                "improvements": methods_json(&t.improvements),
+            })).collect::<Vec<Value>>(),
         },
         "thresholds": {
             "fail_above": json_f64(t.fail_above),
@@ -970,6 +1034,38 @@ fn phase_kinds_json(rows: &[PhaseKindDelta]) -> Value {
         .collect()
 }
 
+/// SuperPMI's per-tier "Top method regressions" and "Top method improvements" across
+/// collections, by PDIFF: each method with its collection, and the floor of the lists.
+fn top_methods_json(r: &crate::diff::Report) -> Value {
+    let listed = |list: &[(&str, &MethodDelta)]| -> Vec<Value> {
+        list.iter()
+            .map(|(collection, m)| {
+                let mut v = methods_json(std::slice::from_ref(*m)).remove(0);
+                if let Some(map) = v.as_object_mut() {
+                    map.insert("collection".into(), json!(collection));
+                }
+                v
+            })
+            .collect()
+    };
+    let tiers: Vec<Value> = r
+        .tier_tops_across()
+        .iter()
+        .map(|t| {
+            json!({
+                "tier": t.tier,
+                "regressions": listed(&t.regressions),
+                "improvements": listed(&t.improvements),
+            })
+        })
+        .collect();
+    json!({
+        "min_method_bytes": r.min_method_bytes,
+        "top": crate::diff::TIER_TOP,
+        "tiers": tiers,
+    })
+}
+
 /// The JSON document of a memdiff over collections (schema version 2, in `docs/formats.md`):
 /// the verdict, the totals over collections, and per collection its coverage and the
 /// version-1 document of its diff. One line, ending in a newline.
@@ -1048,6 +1144,7 @@ pub fn render_report_json(r: &crate::diff::Report) -> String {
             "allow_duplicates": r.rules.allow_duplicates,
         },
         "min_delta_bytes": r.min_delta_bytes,
+        "top_methods": top_methods_json(r),
         "totals": groups,
         "missed": {"by_base": base_missed, "by_diff": diff_missed},
         "one_sided": one_sided,

@@ -20,9 +20,10 @@ pub fn render_report_html(r: &Report) -> String {
     page_head(&mut o);
     report_verdict(&mut o, r);
     collections_table(&mut o, r);
+    tier_tops_across(&mut o, r);
     moved_across_sections(&mut o, r);
     one_sided_methods_table(&mut o, r);
-    for c in &r.collections {
+    for c in r.by_status() {
         let _ = writeln!(o, "<h2>Collection {}</h2>", esc(&shown(&c.name)));
         for f in &c.coverage_failures {
             let _ = writeln!(
@@ -69,16 +70,71 @@ fn report_verdict(o: &mut String, r: &Report) {
     }
 }
 
-/// The table of the collections: per collection its matched methods, bytes, PDIFFs overall
-/// and per tier, misses and verdict; a collection not compared says why.
+/// Per tier group (FullOpts, then MinOpts), SuperPMI's "Top method regressions" and "Top
+/// method improvements" across collections, by PDIFF; one line where a tier has none.
+fn tier_tops_across(o: &mut String, r: &Report) {
+    let floor = thousands(r.min_method_bytes.max(1));
+    for t in r.tier_tops_across() {
+        for (what, verb, list) in [
+            ("regressions", "grew", &t.regressions),
+            ("improvements", "shrank", &t.improvements),
+        ] {
+            let _ = writeln!(o, "<h2>Top method {what} ({}, by PDIFF %)</h2>", t.tier);
+            if list.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "<p>None: no {} method of at least {floor} bytes in the base {verb}.</p>",
+                    t.tier
+                );
+                continue;
+            }
+            let _ = writeln!(o, "<p>The {} largest changes across collections, of the methods of at least {floor} bytes in the base (--min-method-bytes).</p>", list.len());
+            let _ = writeln!(o, "<table>\n<tr><th>Collection</th><th class=\"n\">Context</th><th>Method</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">PDIFF</th></tr>");
+            for (name, m) in list {
+                tier_top_row(o, Some(name), m);
+            }
+            let _ = writeln!(o, "</table>");
+        }
+    }
+}
+
+/// One row of a per-tier list: its collection (when the list spans several), context, method,
+/// both sides' bytes and PDIFF.
+fn tier_top_row(o: &mut String, collection: Option<&str>, m: &MethodDelta) {
+    let collection = collection.map_or(String::new(), |c| format!("<td>{}</td>", esc(&shown(c))));
+    let _ = writeln!(
+        o,
+        "<tr>{collection}<td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+        if m.context >= 0 { m.context.to_string() } else { String::new() },
+        esc(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
+        thousands(m.base),
+        thousands(m.diff),
+        span(m.base, m.diff)
+    );
+}
+
+/// The table of the collections, the failing ones first: per collection its matched methods,
+/// bytes, PDIFFs overall and per tier, misses and verdict; a collection not compared says why.
 fn collections_table(o: &mut String, r: &Report) {
     let _ = writeln!(o, "<h2>Collections</h2>");
+    let _ = writeln!(
+        o,
+        "<p>PDIFF: the change of bytes from the base (Lower is better).</p>"
+    );
     let _ = writeln!(o, "<table id=\"collections\">\n<tr><th>Collection</th><th class=\"n\">Matched</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">PDIFF</th><th class=\"n\">MinOpts</th><th class=\"n\">FullOpts</th><th class=\"n\">Missed by base</th><th class=\"n\">Missed by diff</th><th>Verdict</th></tr>");
     let group_pdiff = |c: &crate::diff::CollectionDiff, g: &str| {
         c.group(g)
             .map_or(String::new(), |g| span(g.base.bytes, g.diff.bytes))
     };
-    for c in &r.collections {
+    for s in &r.one_sided {
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td colspan=\"8\">not compared: {}</td><td>INCOMPLETE</td></tr>",
+            esc(&shown(&s.name)),
+            esc(&s.reason)
+        );
+    }
+    for c in r.by_status() {
         let (g, cov) = (c.diff.overall(), &c.diff.coverage);
         let verdict = c.status().label();
         let _ = writeln!(
@@ -93,14 +149,6 @@ fn collections_table(o: &mut String, r: &Report) {
             group_pdiff(c, "FullOpts"),
             thousands(cov.missed_by_base()),
             thousands(cov.missed_by_diff())
-        );
-    }
-    for s in &r.one_sided {
-        let _ = writeln!(
-            o,
-            "<tr><td>{}</td><td colspan=\"8\">not compared: {}</td><td>INCOMPLETE</td></tr>",
-            esc(&shown(&s.name)),
-            esc(&s.reason)
         );
     }
     let _ = writeln!(o, "</table>");
@@ -261,6 +309,28 @@ fn collection_sections(o: &mut String, d: &MemDiff, h: &str) {
             method_table(o, list, d.has_kinds);
         }
     }
+    let floor = thousands(d.min_method_bytes.max(1));
+    for t in &d.tier_tops {
+        for (what, verb, list) in [
+            ("regressions", "grew", &t.regressions),
+            ("improvements", "shrank", &t.improvements),
+        ] {
+            let _ = writeln!(o, "<{h}>Top method {what} ({}, by PDIFF %)</{h}>", t.tier);
+            if list.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "<p>None: no {} method of at least {floor} bytes in the base {verb}.</p>",
+                    t.tier
+                );
+                continue;
+            }
+            let _ = writeln!(o, "<p>Methods of at least {floor} bytes in the base (--min-method-bytes).</p>\n<table>\n<tr><th class=\"n\">Context</th><th>Method</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">PDIFF</th></tr>");
+            for m in list {
+                tier_top_row(o, None, m);
+            }
+            let _ = writeln!(o, "</table>");
+        }
+    }
 }
 
 fn span(base: u64, diff: u64) -> String {
@@ -282,6 +352,10 @@ fn span_of(base: u64, diff: u64, text: String) -> String {
 }
 
 fn delta_table(o: &mut String, what: &str, rows: &[Delta]) {
+    if rows.iter().all(|r| r.base == r.diff) {
+        let _ = writeln!(o, "<p>No {} changed.</p>", what.to_lowercase());
+        return;
+    }
     let _ = writeln!(o, "<table>\n<tr><th>{what}</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">Delta</th><th class=\"n\">PDIFF</th></tr>");
     for r in rows.iter().filter(|r| r.base != r.diff) {
         let _ = writeln!(
@@ -299,6 +373,10 @@ fn delta_table(o: &mut String, what: &str, rows: &[Delta]) {
 
 /// The (phase, kind) pairs that moved, at most 20, largest move first.
 fn phase_kind_table(o: &mut String, rows: &[PhaseKindDelta]) {
+    if rows.iter().all(|r| r.base == r.diff) {
+        let _ = writeln!(o, "<p>No kind changed in any phase.</p>");
+        return;
+    }
     let _ = writeln!(o, "<table>\n<tr><th>Phase</th><th>Kind</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">Delta</th><th class=\"n\">PDIFF</th></tr>");
     for r in rows.iter().filter(|r| r.base != r.diff).take(20) {
         let _ = writeln!(

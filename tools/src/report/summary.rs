@@ -146,8 +146,8 @@ fn significant(base: u64, diff: u64) -> bool {
 
 /// The collections whose `group` changed significantly: (name, base bytes, diff bytes).
 fn significant_rows<'a>(r: &'a Report, group: &str) -> Vec<(&'a str, u64, u64)> {
-    r.collections
-        .iter()
+    r.by_status()
+        .into_iter()
         .filter_map(|c| {
             c.group(group)
                 .map(|g| (c.name.as_str(), g.base.bytes, g.diff.bytes))
@@ -189,6 +189,7 @@ pub fn render_markdown(r: &Report) -> String {
     let _ = writeln!(o, "## jitarena memdiff: {icon} {}", verdict_words(r));
     let _ = writeln!(o);
     verdict_md(&mut o, r);
+    pdiff_table_md(&mut o, r);
     summary_lines_md(&mut o, r);
     significant_groups_md(&mut o, r);
     details(&mut o, "Details", |o| {
@@ -197,6 +198,7 @@ pub fn render_markdown(r: &Report) -> String {
         }
         coverage_table(o, r);
     });
+    tier_tops_md(&mut o, r);
     moved_across_details(&mut o, r);
     failed_collections_details(&mut o, r);
     top_growth_details(&mut o, r);
@@ -204,6 +206,111 @@ pub fn render_markdown(r: &Report) -> String {
     failing_details(&mut o, r, SUMMARY_ROWS);
     duplicate_details(&mut o, r, SUMMARY_ROWS);
     o
+}
+
+/// Rows of the first screen's table of collections, at most.
+const PDIFF_ROWS: usize = 30;
+
+/// The first screen's table: per collection, the failing ones first, the PDIFF of its
+/// Overall, MinOpts and FullOpts bytes and its verdict (raw byte counts are in the Details).
+fn pdiff_table_md(o: &mut String, r: &Report) {
+    let compared = r.by_status();
+    if compared.is_empty() && r.one_sided.is_empty() {
+        let _ = writeln!(o, "No collection was compared.");
+        let _ = writeln!(o);
+        return;
+    }
+    let _ = writeln!(o, "PDIFF per collection (Lower is better):");
+    let _ = writeln!(o);
+    let _ = writeln!(o, "|Collection|Overall|MinOpts|FullOpts|Verdict|");
+    let _ = writeln!(o, "|---|--:|--:|--:|---|");
+    // Failing collections first: those not compared, then those that failed.
+    let mut rows: Vec<String> = r
+        .one_sided
+        .iter()
+        .map(|s| {
+            format!(
+                "|{}|not compared|||{}|",
+                md_text(&shown(&s.name)),
+                Status::Incomplete.label()
+            )
+        })
+        .collect();
+    let row = |c: &crate::diff::CollectionDiff| {
+        let cell = |g: &str| {
+            c.group(g)
+                .map_or(String::new(), |g| colored_pdiff(g.base.bytes, g.diff.bytes))
+        };
+        format!(
+            "|{}|{}|{}|{}|{}|",
+            md_text(&shown(&c.name)),
+            cell("Overall"),
+            cell("MinOpts"),
+            cell("FullOpts"),
+            c.status().label()
+        )
+    };
+    rows.extend(compared.into_iter().map(row));
+    let more = rows.len().saturating_sub(PDIFF_ROWS);
+    for line in rows.into_iter().take(PDIFF_ROWS) {
+        let _ = writeln!(o, "{line}");
+    }
+    let _ = writeln!(o);
+    if more > 0 {
+        let _ = writeln!(
+            o,
+            "And {} more collection{} (every one in the Details below).",
+            thousands(more as u64),
+            if more == 1 { "" } else { "s" }
+        );
+        let _ = writeln!(o);
+    }
+}
+
+/// Per tier group (FullOpts, then MinOpts), SuperPMI's "Top method regressions" and "Top
+/// method improvements" across collections, by PDIFF, each in a `<details>` block, or one
+/// line when the tier has none.
+fn tier_tops_md(o: &mut String, r: &Report) {
+    let floor = thousands(r.min_method_bytes.max(1));
+    for t in r.tier_tops_across() {
+        for (what, verb, list) in [
+            ("regressions", "grew", &t.regressions),
+            ("improvements", "shrank", &t.improvements),
+        ] {
+            let title = format!("Top method {what} ({}, by PDIFF %)", t.tier);
+            if list.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "{title}: none (no {} method of at least {floor} bytes in the base {verb}).",
+                    t.tier
+                );
+                let _ = writeln!(o);
+                continue;
+            }
+            details(o, &title, |o| {
+                let _ = writeln!(
+                    o,
+                    "The {} largest changes across collections, of the methods of at least {floor} bytes in the base (--min-method-bytes).",
+                    list.len()
+                );
+                let _ = writeln!(o);
+                let _ = writeln!(o, "|Collection|Context|Method|Base|Diff|PDIFF|");
+                let _ = writeln!(o, "|---|--:|---|--:|--:|--:|");
+                for (name, m) in list {
+                    let _ = writeln!(
+                        o,
+                        "|{}|{}|{}|{}|{}|{}|",
+                        md_text(&shown(name)),
+                        context(m.context),
+                        md_text(&shown(m.name.as_deref().unwrap_or("(unknown method)"))),
+                        thousands(m.base),
+                        thousands(m.diff),
+                        colored_pdiff(m.base, m.diff)
+                    );
+                }
+            });
+        }
+    }
 }
 
 /// The summary's paragraphs under the verdict: the builds, the contexts compared, those
@@ -333,6 +440,11 @@ fn failed_collections_details(o: &mut String, r: &Report) {
             for c in failed {
                 let _ = writeln!(o, "Collection {}:", md_text(&shown(&c.name)));
                 let _ = writeln!(o);
+                let moved = |rows: &[Delta]| rows.iter().any(|d| d.base != d.diff);
+                if !moved(&c.diff.kinds) && !moved(&c.diff.phases) {
+                    let _ = writeln!(o, "No kind or phase moved.");
+                    let _ = writeln!(o);
+                }
                 for (what, rows) in [("Kind", &c.diff.kinds), ("Phase", &c.diff.phases)] {
                     moved_table_md(o, what, rows);
                 }
@@ -485,11 +597,13 @@ fn context(c: i64) -> String {
 
 fn totals_table(o: &mut String, r: &Report, group: &str, title: &str) {
     let rows: Vec<_> = r
-        .collections
-        .iter()
+        .by_status()
+        .into_iter()
         .filter_map(|c| c.group(group).map(|g| (c.name.as_str(), g.base, g.diff)))
         .collect();
     if rows.is_empty() {
+        let _ = writeln!(o, "{title}: no contexts.");
+        let _ = writeln!(o);
         return;
     }
     let _ = writeln!(o, "{title}:");
@@ -516,6 +630,11 @@ fn totals_table(o: &mut String, r: &Report, group: &str, title: &str) {
 }
 
 fn coverage_table(o: &mut String, r: &Report) {
+    if r.collections.is_empty() && r.one_sided.is_empty() {
+        let _ = writeln!(o, "Coverage: no collection was compared.");
+        coverage_warnings(o, r);
+        return;
+    }
     let _ = writeln!(o, "Coverage:");
     let _ = writeln!(o);
     let _ = writeln!(
@@ -523,7 +642,16 @@ fn coverage_table(o: &mut String, r: &Report) {
         "|Collection|Matched|Missed by base|Missed by diff|Logs cut short|"
     );
     let _ = writeln!(o, "|---|--:|--:|--:|--:|");
-    for c in &r.collections {
+    // Failing collections first: those not compared, then those that failed, then the rest.
+    for s in &r.one_sided {
+        let _ = writeln!(
+            o,
+            "|{}|not compared: {}||||",
+            md_text(&shown(&s.name)),
+            md_text(&s.reason)
+        );
+    }
+    for c in r.by_status() {
         let cov = &c.diff.coverage;
         let _ = writeln!(
             o,
@@ -537,14 +665,11 @@ fn coverage_table(o: &mut String, r: &Report) {
             cov.truncated.len()
         );
     }
-    for s in &r.one_sided {
-        let _ = writeln!(
-            o,
-            "|{}|not compared: {}||||",
-            md_text(&shown(&s.name)),
-            md_text(&s.reason)
-        );
-    }
+    coverage_warnings(o, r);
+}
+
+/// The readers' warnings under the coverage table, at most [`WARNINGS_SHOWN`].
+fn coverage_warnings(o: &mut String, r: &Report) {
     let warnings = r.warnings();
     if !warnings.is_empty() {
         let _ = writeln!(o);
@@ -614,7 +739,7 @@ fn verdict_md(o: &mut String, r: &Report) {
 /// The long markdown: the summary, then every collection's full detail.
 pub fn render_long_markdown(r: &Report) -> String {
     let mut o = render_markdown(r);
-    for c in &r.collections {
+    for c in r.by_status() {
         let _ = writeln!(o);
         let heading = format!("## Collection {}", md_text(&shown(&c.name)));
         o.push_str(&render_collection_markdown(
@@ -719,7 +844,15 @@ fn collections_table_text(o: &mut String, r: &Report) {
         "{:<w$} {:>12} {:>16} {:>16} {:>9}  {:>9} {:>9}  verdict",
         "Collection", "Methods", "Base bytes", "Diff bytes", "PDIFF", "base miss", "diff miss"
     );
-    for c in &r.collections {
+    for s in &r.one_sided {
+        let _ = writeln!(
+            o,
+            "{:<w$} not compared: {}",
+            shown(&s.name),
+            visible(&s.reason)
+        );
+    }
+    for c in r.by_status() {
         let g = c.diff.overall();
         let cov = &c.diff.coverage;
         let verdict = c.status().label();
@@ -733,14 +866,6 @@ fn collections_table_text(o: &mut String, r: &Report) {
             pdiff(g.base.bytes, g.diff.bytes),
             thousands(cov.missed_by_base()),
             thousands(cov.missed_by_diff()),
-        );
-    }
-    for s in &r.one_sided {
-        let _ = writeln!(
-            o,
-            "{:<w$} not compared: {}",
-            shown(&s.name),
-            visible(&s.reason)
         );
     }
     let (n, b, d) = r.group_totals("Overall");
