@@ -332,10 +332,28 @@ const char* jitarena_last_error_message(void);
 void jitarena_config_init(jitarena_config* config);
 
 /** Creates an arena, or returns NULL (see jitarena_last_error_message()) when the config is
- *  NULL or invalid or memory is exhausted. No page is obtained until the first allocation. */
+ *  NULL or invalid or memory is exhausted. No page is obtained until the first allocation.
+ *  A destroyed arena of the same config may be handed out again (see jitarena_destroy()).
+ *
+ *  Called through the macro below, it first checks that the caller was compiled with this
+ *  library's header: the inline paths read the arena's head, whose layout is the ABI version's. */
 jitarena* jitarena_create(const jitarena_config* config);
 
-/** Frees the arena and every page it holds. NULL is ignored. The arena must not be used after:
+/** jitarena_create() after checking that the caller's header (its JITARENA_ABI_VERSION and
+ *  sizeof(jitarena_head)) is the library's: a program compiled against one header and linked
+ *  with another library fails here with JITARENA_E_CONFIG and a message naming both versions,
+ *  never silently. */
+jitarena* jitarena_create_checked(const jitarena_config* config, uint32_t abi_version,
+                                  size_t head_size);
+
+/** Every jitarena_create() a program compiles goes through the check, as zlib's inflateInit()
+ *  does (`(jitarena_create)(config)` calls the function itself). */
+#define jitarena_create(config) \
+    jitarena_create_checked((config), JITARENA_ABI_VERSION, sizeof(jitarena_head))
+
+/** Frees every page the arena holds and ends the arena (the library keeps up to 8 destroyed
+ *  arenas, without pages, for later creates of the same config: a JIT that creates and
+ *  destroys one per method then allocates nothing for them). NULL is ignored. The arena must not be used after:
  *  the library keeps a set of live arenas, so that this and every other out-of-line function
  *  refuses a destroyed (or never created) arena with JITARENA_E_STATE without reading it, until
  *  a new arena is created at the same address; the inline jitarena_alloc() cannot check. An

@@ -448,6 +448,39 @@ pub unsafe extern "C" fn jitarena_create(config: *const jitarena_config) -> *mut
     })
 }
 
+/// Creates an arena for a caller compiled with this library's header (`jitarena_create` as
+/// the header's macro calls it).
+///
+/// # Safety
+/// As for `jitarena_create`.
+#[no_mangle]
+pub unsafe extern "C" fn jitarena_create_checked(
+    config: *const jitarena_config,
+    abi_version: u32,
+    head_size: usize,
+) -> *mut jitarena {
+    let ours = size_of::<crate::sys::jitarena_head>();
+    if abi_version != JITARENA_ABI_VERSION || head_size != ours {
+        failed(Error::new(
+            ErrorCode::Config,
+            message!(
+                "the program was compiled with jitarena.h of ABI version ",
+                abi_version,
+                " (an arena head of ",
+                head_size,
+                " bytes), but links the library of ABI version ",
+                JITARENA_ABI_VERSION,
+                " (",
+                ours,
+                " bytes): compile it against the header that came with the library"
+            ),
+        ));
+        return ptr::null_mut();
+    }
+    // SAFETY: forwarded contract.
+    unsafe { jitarena_create(config) }
+}
+
 /// Destroys an arena.
 ///
 /// # Safety

@@ -305,6 +305,24 @@ static void test_host_pages_past_the_address_space(void) {
     CHECK(wrapped_frees == 1);
 }
 
+/* A program compiled against another header than the library's is refused at create. */
+static void test_abi_mismatch(void) {
+    jitarena_config cfg;
+    jitarena_config_init(&cfg);
+    CHECK(jitarena_create_checked(&cfg, JITARENA_ABI_VERSION + 1, sizeof(jitarena_head)) == NULL);
+    CHECK(strstr(jitarena_last_error_message(), "ABI version") != NULL);
+    CHECK(jitarena_create_checked(&cfg, JITARENA_ABI_VERSION, sizeof(jitarena_head) - 8) == NULL);
+    CHECK(strstr(jitarena_last_error_message(), "compile it against the header") != NULL);
+    {
+        jitarena* a = jitarena_create(&cfg); /* the macro: the check passes */
+        CHECK(a != NULL);
+        jitarena_destroy(a);
+        a = (jitarena_create)(&cfg); /* the function itself */
+        CHECK(a != NULL);
+        jitarena_destroy(a);
+    }
+}
+
 static void test_null_arena(void) {
     CHECK(jitarena_alloc(NULL, 8, 0) == NULL);
     CHECK(strstr(jitarena_last_error_message(), "NULL") != NULL);
@@ -327,6 +345,7 @@ int main(void) {
     test_inline_path_and_readers();
     test_phases();
     test_nested_phases();
+    test_abi_mismatch();
     test_host_pages_and_limit();
     test_misaligned_host_pages();
     test_host_pages_past_the_address_space();
