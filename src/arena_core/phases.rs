@@ -24,6 +24,9 @@ pub(crate) struct PhaseBytes {
     running: u32,
     /// Bytes used at the last mark.
     mark: u64,
+    /// Whether a mark was applied since the last clear (a method whose marks nobody read has
+    /// nothing to clear).
+    touched: bool,
 }
 
 /// Where one mark puts the bytes since the mark before it.
@@ -47,6 +50,7 @@ impl PhaseBytes {
             none,
             running: none,
             mark: 0,
+            touched: false,
         })
     }
 
@@ -63,6 +67,7 @@ impl PhaseBytes {
     pub(crate) fn mark(&mut self, used: u64, phase: u32, op: u32) -> Interval {
         let bytes = used.wrapping_sub(self.mark);
         self.mark = used;
+        self.touched = true;
         let slot = phase.min(self.none);
         let running = self.running;
         let (owner, next) = match op {
@@ -97,6 +102,7 @@ impl PhaseBytes {
     /// last mark kept in registers over the run.
     pub(crate) fn marks(&mut self, marks: &[crate::sys::jitarena_mark]) {
         let (mut last, mut running) = (self.mark, self.running);
+        self.touched |= !marks.is_empty();
         for m in marks {
             let used = m.used as u64;
             let bytes = used.wrapping_sub(last);
@@ -152,7 +158,9 @@ impl PhaseBytes {
 
     /// Empties the counters for the next method: "no phase" runs, nothing used.
     pub(crate) fn clear(&mut self) {
-        self.bytes.fill(0);
+        if std::mem::take(&mut self.touched) {
+            self.bytes.fill(0);
+        }
         self.running = self.none;
         self.mark = 0;
     }
