@@ -195,6 +195,10 @@ fn top_method_lists_per_tier_by_pdiff_with_a_floor_in_every_report() {
     let (_, md, ..) = reports(&dir, &["--csv", s(&file), "--min-method-bytes", "1"]);
     let up = table_after(&md, "<summary>Top method regressions (FullOpts");
     assert_eq!(up[0][1], "999");
+    assert!(
+        md.contains("of the methods of at least 1 byte in the base"),
+        "{md}"
+    );
     assert!(up[0][5].starts_with("+100.00%"), "{:?}", up[0]);
 }
 

@@ -420,7 +420,7 @@ pub(crate) fn render_collection_markdown(
 /// in SuperPMI's words and columns (without the collection: there is one), each in a
 /// `<details>` block, or one line when there is none.
 fn tier_tops_details(o: &mut String, d: &MemDiff) {
-    let floor = thousands(d.min_method_bytes.max(1));
+    let floor = super::bytes_floor(d.min_method_bytes);
     for t in &d.tier_tops {
         for (what, verb, list) in [
             ("regressions", "grew", &t.regressions),
@@ -430,7 +430,7 @@ fn tier_tops_details(o: &mut String, d: &MemDiff) {
             if list.is_empty() {
                 let _ = writeln!(
                     o,
-                    "{title}: none (no {} method of at least {floor} bytes in the base {verb}).",
+                    "{title}: none (no {} method of at least {floor} in the base {verb}).",
                     t.tier
                 );
                 let _ = writeln!(o);
@@ -439,7 +439,7 @@ fn tier_tops_details(o: &mut String, d: &MemDiff) {
             details(o, &title, |o| {
                 let _ = writeln!(
                     o,
-                    "Methods of at least {floor} bytes in the base (--min-method-bytes)."
+                    "Methods of at least {floor} in the base (--min-method-bytes)."
                 );
                 let _ = writeln!(o);
                 let _ = writeln!(o, "| Context | Method | Base | Diff | PDIFF |");

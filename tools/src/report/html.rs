@@ -73,7 +73,7 @@ fn report_verdict(o: &mut String, r: &Report) {
 /// Per tier group (FullOpts, then MinOpts), SuperPMI's "Top method regressions" and "Top
 /// method improvements" across collections, by PDIFF; one line where a tier has none.
 fn tier_tops_across(o: &mut String, r: &Report) {
-    let floor = thousands(r.min_method_bytes.max(1));
+    let floor = super::bytes_floor(r.min_method_bytes);
     for t in r.tier_tops_across() {
         for (what, verb, list) in [
             ("regressions", "grew", &t.regressions),
@@ -83,12 +83,12 @@ fn tier_tops_across(o: &mut String, r: &Report) {
             if list.is_empty() {
                 let _ = writeln!(
                     o,
-                    "<p>None: no {} method of at least {floor} bytes in the base {verb}.</p>",
+                    "<p>None: no {} method of at least {floor} in the base {verb}.</p>",
                     t.tier
                 );
                 continue;
             }
-            let _ = writeln!(o, "<p>The {} largest changes across collections, of the methods of at least {floor} bytes in the base (--min-method-bytes).</p>", list.len());
+            let _ = writeln!(o, "<p>{} across collections, of the methods of at least {floor} in the base (--min-method-bytes).</p>", super::largest_changes(list.len()));
             let _ = writeln!(o, "<table>\n<tr><th>Collection</th><th class=\"n\">Context</th><th>Method</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">PDIFF</th></tr>");
             for (name, m) in list {
                 tier_top_row(o, Some(name), m);
@@ -309,7 +309,7 @@ fn collection_sections(o: &mut String, d: &MemDiff, h: &str) {
             method_table(o, list, d.has_kinds);
         }
     }
-    let floor = thousands(d.min_method_bytes.max(1));
+    let floor = super::bytes_floor(d.min_method_bytes);
     for t in &d.tier_tops {
         for (what, verb, list) in [
             ("regressions", "grew", &t.regressions),
@@ -319,12 +319,12 @@ fn collection_sections(o: &mut String, d: &MemDiff, h: &str) {
             if list.is_empty() {
                 let _ = writeln!(
                     o,
-                    "<p>None: no {} method of at least {floor} bytes in the base {verb}.</p>",
+                    "<p>None: no {} method of at least {floor} in the base {verb}.</p>",
                     t.tier
                 );
                 continue;
             }
-            let _ = writeln!(o, "<p>Methods of at least {floor} bytes in the base (--min-method-bytes).</p>\n<table>\n<tr><th class=\"n\">Context</th><th>Method</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">PDIFF</th></tr>");
+            let _ = writeln!(o, "<p>Methods of at least {floor} in the base (--min-method-bytes).</p>\n<table>\n<tr><th class=\"n\">Context</th><th>Method</th><th class=\"n\">Base</th><th class=\"n\">Diff</th><th class=\"n\">PDIFF</th></tr>");
             for m in list {
                 tier_top_row(o, None, m);
             }

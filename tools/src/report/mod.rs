@@ -58,6 +58,24 @@ pub fn md_text(text: &str) -> String {
     out
 }
 
+/// A floor of bytes in words: `10,000 bytes`, `1 byte`.
+pub(crate) fn bytes_floor(floor: u64) -> String {
+    let floor = floor.max(1);
+    format!(
+        "{} byte{}",
+        thousands(floor),
+        if floor == 1 { "" } else { "s" }
+    )
+}
+
+/// The opening of a per-tier list's note: `The 20 largest changes`, `The largest change`.
+pub(crate) fn largest_changes(n: usize) -> String {
+    match n {
+        1 => "The largest change".to_string(),
+        n => format!("The {n} largest changes"),
+    }
+}
+
 /// The zero-width space [`md_text`] puts after `@` and `#`.
 pub const MD_BREAK: char = '\u{200B}';
 

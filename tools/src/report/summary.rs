@@ -271,7 +271,7 @@ fn pdiff_table_md(o: &mut String, r: &Report) {
 /// method improvements" across collections, by PDIFF, each in a `<details>` block, or one
 /// line when the tier has none.
 fn tier_tops_md(o: &mut String, r: &Report) {
-    let floor = thousands(r.min_method_bytes.max(1));
+    let floor = super::bytes_floor(r.min_method_bytes);
     for t in r.tier_tops_across() {
         for (what, verb, list) in [
             ("regressions", "grew", &t.regressions),
@@ -281,7 +281,7 @@ fn tier_tops_md(o: &mut String, r: &Report) {
             if list.is_empty() {
                 let _ = writeln!(
                     o,
-                    "{title}: none (no {} method of at least {floor} bytes in the base {verb}).",
+                    "{title}: none (no {} method of at least {floor} in the base {verb}).",
                     t.tier
                 );
                 let _ = writeln!(o);
@@ -290,8 +290,8 @@ fn tier_tops_md(o: &mut String, r: &Report) {
             details(o, &title, |o| {
                 let _ = writeln!(
                     o,
-                    "The {} largest changes across collections, of the methods of at least {floor} bytes in the base (--min-method-bytes).",
-                    list.len()
+                    "{} across collections, of the methods of at least {floor} in the base (--min-method-bytes).",
+                    super::largest_changes(list.len())
                 );
                 let _ = writeln!(o);
                 let _ = writeln!(o, "|Collection|Context|Method|Base|Diff|PDIFF|");
