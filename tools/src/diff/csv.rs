@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::tally::{finish, method_delta, rank, Tally};
+use super::tally::{finish, method_delta, rank, FastMap, Tally};
 use super::{tier_group, DiffOptions, Duplicate, Largest, MemDiff, Totals};
 use jitarena::error::{Error, ErrorCode};
 use jitarena::log::MethodInfo;
@@ -343,10 +343,13 @@ fn read_row(src: &Source, c: &Columns, row: &::csv::StringRecord, n: u64) -> Res
     })
 }
 
-/// What the rows add up to, as they are read.
+/// What the rows add up to, as they are read. A compared row keeps its figures and where it
+/// starts in the file, not its name and tier: those of the rows listed are read again
+/// ([`Reread`]), so that a row costs about as much as a log's record does.
 struct Gathered {
     t: Tally,
-    infos: Vec<MethodInfo>,
+    /// Where each compared row starts in the file (the `csv` reader's byte position).
+    at: Vec<u64>,
     sums: (u64, u64),
     /// Context numbers seen, to find a context given twice.
     seen: HashSet<i64>,
@@ -381,7 +384,7 @@ impl Gathered {
     fn new(top: usize) -> Gathered {
         Gathered {
             t: Tally::default(),
-            infos: Vec::new(),
+            at: Vec::new(),
             sums: (0, 0),
             seen: HashSet::new(),
             example_at: HashMap::new(),
@@ -400,7 +403,14 @@ impl Gathered {
     }
 
     /// Adds one row; `n` is its line, for messages.
-    fn add(&mut self, src: &Source, row: Row, n: u64, options: &DiffOptions) -> Result<(), Error> {
+    /// Adds one row, which starts at byte `at`; `n` is its line, for messages.
+    fn add(
+        &mut self,
+        src: &Source,
+        (row, at): (Row, u64),
+        n: u64,
+        options: &DiffOptions,
+    ) -> Result<(), Error> {
         if let ((Compile::Success, None), (Compile::Success, None)) = (row.base, row.diff) {
             return Ok(()); // no result columns and both cells empty: no method, no context
         }
@@ -425,7 +435,7 @@ impl Gathered {
                 // Every group's totals are parts of these two: when they fit, so do those.
                 sum(&mut self.sums.0, x, "matched methods' base bytes")?;
                 sum(&mut self.sums.1, y, "matched methods' diff bytes")?;
-                self.compare(row, x, y);
+                self.compare(row, at, x, y);
                 Ok(())
             }
             _ => count_uncompared(&mut self.t.coverage, &mut self.lists, row, &sum),
@@ -458,7 +468,8 @@ impl Gathered {
         }
         swallowed(src, cols, header, row, n)?;
         let read = read_row(src, cols, row, n)?;
-        self.add(src, read, n, options)
+        let at = row.position().map_or(0, ::csv::Position::byte);
+        self.add(src, (read, at), n, options)
     }
 
     /// A context given twice (a details file concatenated twice, a replay retried): a
@@ -483,8 +494,9 @@ impl Gathered {
         }
     }
 
-    /// A context both JITs compiled: `x` bytes in the base, `y` in the diff.
-    fn compare(&mut self, row: Row, x: u64, y: u64) {
+    /// A context both JITs compiled, its row at byte `at`: `x` bytes in the base, `y` in the
+    /// diff.
+    fn compare(&mut self, row: Row, at: u64, x: u64, y: u64) {
         let t = &mut self.t;
         for group in [0, row.group as usize] {
             t.overflow |= !t.groups_base[group].add(&Totals {
@@ -501,7 +513,7 @@ impl Gathered {
         t.context.push(row.info.context);
         t.group.push(row.group);
         t.matched.push(true);
-        self.infos.push(row.info);
+        self.at.push(at);
     }
 }
 
@@ -621,13 +633,65 @@ pub fn diff_csv(
     g.finish_lists();
     g.t.check_overflow(&[path.to_path_buf()])?;
     let (top, matched) = rank(&g.t, options);
+    // The listed rows' names and tiers, read again from the file, in the file's order (the
+    // list of all is sorted), so that counting their lines goes through the file once.
+    let mut reread = Reread::new(&src, &cols);
+    let infos: FastMap<u32, MethodInfo> = top
+        .all
+        .iter()
+        .map(|&i| {
+            let at = g.at.get(i as usize).copied().unwrap_or(0);
+            Ok((i, reread.info_at(at)?))
+        })
+        .collect::<Result<_, Error>>()?;
+    let unknown = MethodInfo::default();
     let lists = top.describe(&matched.methods, |i| {
-        method_delta(&g.t, i, &g.infos[i as usize], &[], &[])
+        method_delta(&g.t, i, infos.get(&i).unwrap_or(&unknown), &[], &[])
     });
     let mut out = finish(g.t, options, matched, lists, &top.all, Vec::new());
     out.has_kinds = false;
     out.unknown_ignored = options.ignore_kinds.clone();
     Ok(out)
+}
+
+/// The rows' methods read again, from where each starts in the file, as the first reading
+/// read them: one reader, moved from row to row.
+struct Reread<'a, 'f> {
+    src: &'a Source<'f>,
+    cols: &'a Columns,
+    reader: ::csv::Reader<std::io::Cursor<&'f [u8]>>,
+    row: ::csv::StringRecord,
+}
+
+impl<'a, 'f> Reread<'a, 'f> {
+    fn new(src: &'a Source<'f>, cols: &'a Columns) -> Reread<'a, 'f> {
+        Reread {
+            src,
+            cols,
+            reader: ::csv::ReaderBuilder::new()
+                .flexible(true)
+                .trim(::csv::Trim::All)
+                .has_headers(false)
+                .from_reader(std::io::Cursor::new(src.text)),
+            row: ::csv::StringRecord::new(),
+        }
+    }
+
+    /// The method of the row that starts at byte `at`.
+    fn info_at(&mut self, at: u64) -> Result<MethodInfo, Error> {
+        let src = self.src;
+        let mut pos = ::csv::Position::new();
+        pos.set_byte(at);
+        let read = self
+            .reader
+            .seek(pos)
+            .and_then(|()| self.reader.read_record(&mut self.row));
+        match read {
+            Ok(true) => Ok(read_row(src, self.cols, &self.row, src.line_at(at))?.info),
+            Ok(false) => Err(src.bad(src.line_at(at), "the row read before is gone")),
+            Err(e) => Err(src.csv_error(e)),
+        }
+    }
 }
 
 /// A cell as a number of bytes, read exactly: a whole number from 0 to `u64::MAX`, plain or
