@@ -1,6 +1,6 @@
 //! The binary trace reader: every method of one fuzzed trace (its frames' checksums made
-//! valid), written back as text (as `dump --format text` does). Inputs without the magic go to
-//! the text reader (`trace_text` fuzzes that one).
+//! valid), its events read a chunk at a time and written back as text (as `dump --format text`
+//! does). Inputs without the magic go to the text reader (`trace_text` fuzzes that one).
 #![no_main]
 
 use jitarena::trace;
@@ -11,8 +11,14 @@ fuzz_target!(|data: &[u8]| {
     let Ok(mut reader) = trace::open(&path) else {
         return;
     };
-    while let Ok(Some(method)) = reader.next_method() {
-        let _ = trace::write_text(&mut std::io::sink(), &method);
+    // A chunk of events at a time, as `dump --format text` reads them.
+    while let Ok(Some(mut method)) = reader.next_events() {
+        let mut out = std::io::sink();
+        let _ = trace::write_text_method(&mut out, method.info());
+        let schema = jitarena::Shared::clone(method.schema());
+        while let Ok(Some(chunk)) = method.next_chunk() {
+            let _ = trace::write_text_events(&mut out, &schema, chunk);
+        }
     }
     let _ = reader.warnings();
 });
