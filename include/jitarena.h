@@ -297,11 +297,19 @@ typedef struct jitarena_method {
     int64_t context;
     /** Optimization level or tier ("MinOpts", "FullOpts", "Tier0", "Tier1", ...), or NULL. */
     const char* tier;
+    /** Non-zero: this compile failed (the JIT's error path: its result was not CORJIT_OK).
+     *  The stats log then notes the failed compile of the context (name, tier) instead of a
+     *  record of counters, so that a memory diff counts it as SuperPMI counts failing compiles;
+     *  the aggregate and the trace leave the method out. A jitarena_method of the size before
+     *  this field (an older header) reads as 0. */
+    uint32_t failed;
+    /** Unused; 0. */
+    uint32_t reserved;
 } jitarena_method;
 
 /** An initializer of a jitarena_method for C99 and C++11: its size, no name, no context, no
- *  tier. `jitarena_method m = JITARENA_METHOD_INIT; m.name = name;` */
-#define JITARENA_METHOD_INIT {sizeof(jitarena_method), NULL, -1, NULL}
+ *  tier, not failed. `jitarena_method m = JITARENA_METHOD_INIT; m.name = name;` */
+#define JITARENA_METHOD_INIT {sizeof(jitarena_method), NULL, -1, NULL, 0, 0}
 
 /** Fills *method as JITARENA_METHOD_INIT does (for a jitarena_method that already exists). */
 static inline void jitarena_method_init(jitarena_method* method) {

@@ -692,6 +692,9 @@ fn status(result: Result<(), Error>) -> c_int {
     }
 }
 
+/// The size of a `jitarena_method` of a header before its `failed` field: the least accepted.
+const METHOD_BEFORE_FAILED: usize = offset_of!(jitarena_method, failed);
+
 /// Ends a method: aggregate, stats log record, trace.
 ///
 /// # Safety
@@ -730,7 +733,7 @@ unsafe fn method_done_feeding_nothing(
     if !method.is_null() {
         // SAFETY: non-null, points to a jitarena_method per the contract; struct_size first.
         let size = unsafe { ptr::read_unaligned(method.cast::<usize>()) };
-        if size < size_of::<jitarena_method>() {
+        if size < METHOD_BEFORE_FAILED {
             return None;
         }
     }
@@ -744,11 +747,11 @@ unsafe fn method_done_feeding_nothing(
 unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> Result<(), Error> {
     // SAFETY: forwarded contract.
     let raw = unsafe { arena_mut(arena)? };
-    let (mut name, mut tier, mut context) = (None, None, -1);
+    let (mut name, mut tier, mut context, mut failed) = (None, None, -1, false);
     if !method.is_null() {
         // SAFETY: non-null, points to a jitarena_method per the contract; struct_size first.
         let size = unsafe { ptr::read_unaligned(method.cast::<usize>()) };
-        let want = size_of::<jitarena_method>();
+        let want = METHOD_BEFORE_FAILED;
         if size < want {
             let message = message!(
                 "the jitarena_method has struct_size ",
@@ -766,11 +769,17 @@ unsafe fn method_done(arena: *mut jitarena, method: *const jitarena_method) -> R
             // SAFETY: the strings are NULL or NUL-terminated per the contract.
             (name, tier, context) = unsafe { (opt_str(m.name)?, opt_str(m.tier)?, m.context) };
         }
+        let failed_end = offset_of!(jitarena_method, failed) + size_of::<u32>();
+        if size >= failed_end {
+            // SAFETY: the field lies within the `size` bytes the caller provides.
+            failed = unsafe { ptr::read_unaligned(ptr::addr_of!((*method).failed)) } != 0;
+        }
     }
     let info = MethodRef {
         name: name.as_deref(),
         context,
         tier: tier.as_deref(),
+        failed,
     };
     recorder::method_done(raw, info)
 }

@@ -263,6 +263,8 @@ fn aggregate_toggled_between_methods_on_several_threads() {
                     name: ptr::null(),
                     context: -1,
                     tier: ptr::null(),
+                    failed: 0,
+                    reserved: 0,
                 };
                 for i in 0..rounds {
                     // Only thread 0 turns it on (and off): the others see either.

@@ -34,6 +34,9 @@ pub struct MethodRef<'a> {
     pub context: i64,
     /// Tier or optimization level, if known.
     pub tier: Option<&'a str>,
+    /// Whether the compile failed: the log notes it instead of a record, and the aggregate and
+    /// the trace leave the method out.
+    pub failed: bool,
 }
 
 /// A file being written, with its (expanded) path for messages.
@@ -437,6 +440,14 @@ fn method_done_with(
     aggregate: bool,
     counts: &mut MethodCounts,
 ) -> Result<(), Error> {
+    if method.failed {
+        // A failed compile: noted in the log, its counters and events are no method's.
+        if let Some(events) = arena.trace.as_mut() {
+            events.clear();
+        }
+        arena.trace_short = false;
+        return append_log(&arena.schema, arena.build.as_deref(), method, None);
+    }
     arena.fill_counts(counts)?;
     // Each goes on when another fails: the aggregate counts the method even when its record
     // cannot be written, and the other way round. The log's failure is the one returned
@@ -445,7 +456,7 @@ fn method_done_with(
         true => fold(arena, counts),
         false => Ok(()),
     };
-    let logged = append_log(&arena.schema, arena.build.as_deref(), method, counts);
+    let logged = append_log(&arena.schema, arena.build.as_deref(), method, Some(counts));
     let traced = match arena.trace.as_mut() {
         Some(events) => append_trace(&arena.schema, method, events, arena.trace_short),
         None => Ok(()),
@@ -494,11 +505,13 @@ fn fold(arena: &RawArena, counts: &MethodCounts) -> Result<(), Error> {
     Ok(())
 }
 
+/// Appends a method's record to the stats log, or (`counts` `None`) the note of its failed
+/// compile.
 fn append_log(
     schema: &Shared<Schema>,
     build: Option<&str>,
     m: MethodRef<'_>,
-    counts: &MethodCounts,
+    counts: Option<&MethodCounts>,
 ) -> Result<(), Error> {
     if !LOG_MAY_WRITE.load(Ordering::Acquire) {
         return Ok(());
@@ -556,7 +569,10 @@ fn append_log(
             if let Some(build) = build {
                 w.note_build(build)?;
             }
-            w.write_counts(schema, m.name, m.context, m.tier, counts)
+            match counts {
+                Some(counts) => w.write_counts(schema, m.name, m.context, m.tier, counts),
+                None => w.note_failed(m.name, m.context, m.tier),
+            }
         },
         LogWriter::refusal,
         |w| w.remove_torn(truncate_file),

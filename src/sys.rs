@@ -325,11 +325,15 @@ pub struct jitarena_method {
     pub context: i64,
     #[doc = " Optimization level or tier (\"MinOpts\", \"FullOpts\", \"Tier0\", \"Tier1\", ...), or NULL."]
     pub tier: *const ::core::ffi::c_char,
+    #[doc = " Non-zero: this compile failed (the JIT's error path: its result was not CORJIT_OK).\n  The stats log then notes the failed compile of the context (name, tier) instead of a\n  record of counters, so that a memory diff counts it as SuperPMI counts failing compiles;\n  the aggregate and the trace leave the method out. A jitarena_method of the size before\n  this field (an older header) reads as 0."]
+    pub failed: u32,
+    #[doc = " Unused; 0."]
+    pub reserved: u32,
 }
 #[cfg(target_pointer_width = "64")]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of jitarena_method"][::core::mem::size_of::<jitarena_method>() - 32usize];
+    ["Size of jitarena_method"][::core::mem::size_of::<jitarena_method>() - 40usize];
     ["Alignment of jitarena_method"][::core::mem::align_of::<jitarena_method>() - 8usize];
     ["Offset of field: jitarena_method::struct_size"]
         [::core::mem::offset_of!(jitarena_method, struct_size) - 0usize];
@@ -339,11 +343,15 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_method, context) - 16usize];
     ["Offset of field: jitarena_method::tier"]
         [::core::mem::offset_of!(jitarena_method, tier) - 24usize];
+    ["Offset of field: jitarena_method::failed"]
+        [::core::mem::offset_of!(jitarena_method, failed) - 32usize];
+    ["Offset of field: jitarena_method::reserved"]
+        [::core::mem::offset_of!(jitarena_method, reserved) - 36usize];
 };
 #[cfg(all(target_pointer_width = "32", target_arch = "x86", not(windows)))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of jitarena_method"][::core::mem::size_of::<jitarena_method>() - 20usize];
+    ["Size of jitarena_method"][::core::mem::size_of::<jitarena_method>() - 28usize];
     ["Alignment of jitarena_method"][::core::mem::align_of::<jitarena_method>() - 4usize];
     ["Offset of field: jitarena_method::struct_size"]
         [::core::mem::offset_of!(jitarena_method, struct_size) - 0usize];
@@ -353,11 +361,15 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_method, context) - 8usize];
     ["Offset of field: jitarena_method::tier"]
         [::core::mem::offset_of!(jitarena_method, tier) - 16usize];
+    ["Offset of field: jitarena_method::failed"]
+        [::core::mem::offset_of!(jitarena_method, failed) - 20usize];
+    ["Offset of field: jitarena_method::reserved"]
+        [::core::mem::offset_of!(jitarena_method, reserved) - 24usize];
 };
 #[cfg(all(target_pointer_width = "32", any(not(target_arch = "x86"), windows)))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of jitarena_method"][::core::mem::size_of::<jitarena_method>() - 24usize];
+    ["Size of jitarena_method"][::core::mem::size_of::<jitarena_method>() - 32usize];
     ["Alignment of jitarena_method"][::core::mem::align_of::<jitarena_method>() - 8usize];
     ["Offset of field: jitarena_method::struct_size"]
         [::core::mem::offset_of!(jitarena_method, struct_size) - 0usize];
@@ -367,6 +379,10 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_method, context) - 8usize];
     ["Offset of field: jitarena_method::tier"]
         [::core::mem::offset_of!(jitarena_method, tier) - 16usize];
+    ["Offset of field: jitarena_method::failed"]
+        [::core::mem::offset_of!(jitarena_method, failed) - 20usize];
+    ["Offset of field: jitarena_method::reserved"]
+        [::core::mem::offset_of!(jitarena_method, reserved) - 24usize];
 };
 #[doc = " What jitarena_alloc_slot_or() calls when a request fails: the JIT's out-of-memory path\n  (which may throw or long-jump from here: it runs in the caller's code, never inside the\n  library), or a function that returns a block from elsewhere, or NULL."]
 pub type jitarena_on_failure = ::core::option::Option<

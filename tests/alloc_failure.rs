@@ -311,6 +311,8 @@ fn one_failure_at_a_time(
             name: name.as_ptr(),
             context: n as i64,
             tier: tier.as_ptr(),
+            failed: 0,
+            reserved: 0,
         };
         // SAFETY: a live arena.
         unsafe { jitarena_alloc_slow(arena, 64, 0) };
@@ -398,6 +400,8 @@ fn every_allocation_of_a_logged_method_may_fail() {
                 name: name.as_ptr(),
                 context: n as i64,
                 tier: tier.as_ptr(),
+                failed: 0,
+                reserved: 0,
             };
             for phase in 0..3 {
                 // SAFETY: a live arena.
@@ -630,6 +634,8 @@ fn a_forked_childs_own_log_opens_once_memory_is_back() {
         name: c"Ns.C:M()".as_ptr(),
         context: 0,
         tier: std::ptr::null(),
+        failed: 0,
+        reserved: 0,
     };
     // SAFETY: a live arena, and a method whose strings outlive the call.
     assert_eq!(

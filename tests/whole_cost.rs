@@ -110,10 +110,7 @@ fn each_part_of_the_whole_cost_stays_within_its_budget() {
         per_mark <= 28.0,
         "a phase mark costs {per_mark:.1} instructions"
     );
-    assert!(
-        per_done <= 90.0,
-        "jitarena_method_done costs {per_done:.0}"
-    );
+    assert!(per_done <= 90.0, "jitarena_method_done costs {per_done:.0}");
     assert!(per_reset <= 270.0, "a reset costs {per_reset:.0}");
     assert!(per_life <= 2_100.0, "create and destroy cost {per_life:.0}");
     assert!(per_alloc <= 9.0, "an allocation costs {per_alloc:.2} more");

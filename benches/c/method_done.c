@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     for (m = 0; m < METHODS; m++) {
-        jitarena_method method = {sizeof(jitarena_method), name, m, (m % 2) ? "FullOpts" : "MinOpts"};
+        jitarena_method method = {sizeof(jitarena_method), name, m, (m % 2) ? "FullOpts" : "MinOpts", 0, 0};
         double t0;
         snprintf(name, sizeof name, "System.Collections.Generic.List`1[int]:Method%d(int)", m);
         for (p = 0; p < PHASES; p++) {

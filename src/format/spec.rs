@@ -93,6 +93,11 @@ pub(crate) const FRAME_CUT_NOTE: u8 = 4;
 /// merged log names the builds of its inputs. Readers before it skip it, as any frame type
 /// they do not know.
 pub(crate) const FRAME_BUILD: u8 = 5;
+/// Logs: a compile that failed (`jitarena_method.failed`): its context (zigzag varint), name and
+/// tier name (strings; empty when unknown), in place of a record of counters. Readers before it
+/// skip it, as any frame type they do not know: to them the context is missing, as it was
+/// before the JIT could say its compile failed.
+pub(crate) const FRAME_FAILED: u8 = 6;
 /// Traces: one method's allocation events.
 pub(crate) const FRAME_EVENTS: u8 = 4;
 

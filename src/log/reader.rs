@@ -9,7 +9,7 @@ use crate::counters::{MethodRecord, Schema};
 use crate::error::Error;
 use crate::format::dictionary::{cut_name, DictionaryReader, NAME_SHOWN_MAX};
 use crate::format::record;
-use crate::format::spec::{FRAME_BUILD, FRAME_CUT_NOTE, FRAME_METHOD};
+use crate::format::spec::{FRAME_BUILD, FRAME_CUT_NOTE, FRAME_FAILED, FRAME_METHOD};
 use crate::format::{Content, FrameReader, Malformed, Payload};
 use crate::shared::Shared;
 
@@ -61,6 +61,20 @@ pub struct LogReader {
     pub(super) long_name: String,
     /// The build ids named so far ([`FRAME_BUILD`]).
     pub(super) builds: Vec<String>,
+    /// The failed compiles noted so far ([`FRAME_FAILED`]), in order.
+    pub(super) failed: Vec<FailedCompile>,
+}
+
+/// A compile that the JIT said failed (`jitarena_method.failed`), noted in the log in place of
+/// a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedCompile {
+    /// The context number, -1 if unknown.
+    pub context: i64,
+    /// The method's name (cut as record names are), if known.
+    pub name: Option<String>,
+    /// The tier, if known.
+    pub tier: Option<String>,
 }
 
 impl LogReader {
@@ -75,6 +89,7 @@ impl LogReader {
             cut_notes: 0,
             long_name: String::new(),
             builds: Vec::new(),
+            failed: Vec::new(),
         })
     }
 
@@ -200,6 +215,10 @@ impl LogReader {
                 self.take_build()?;
                 continue;
             }
+            if frame.kind == FRAME_FAILED {
+                self.take_failed()?;
+                continue;
+            }
             if self.dict.take(frame, &self.frames)? || frame.kind != FRAME_METHOD {
                 continue; // schema and tier frames; unknown frame types are skipped
             }
@@ -259,6 +278,41 @@ impl LogReader {
             }
         }
         Ok(())
+    }
+
+    /// Takes the failed compile of the current frame into [`LogReader::failed_compiles`].
+    fn take_failed(&mut self) -> Result<(), Error> {
+        let frame = self.frames.frame();
+        let mut p = Payload::new(&frame.payload);
+        let read = |p: &mut Payload<'_>| -> Result<FailedCompile, Malformed> {
+            let context = p.signed()?;
+            let text = |s: &str| {
+                let mut kept = s.to_string();
+                if s.len() > NAME_SHOWN_MAX {
+                    cut_name(s, NAME_SHOWN_MAX, &mut kept);
+                }
+                (!s.is_empty()).then_some(kept)
+            };
+            let name = text(p.str()?);
+            let tier = text(p.str()?);
+            match p.is_done() {
+                true => Ok(FailedCompile {
+                    context,
+                    name,
+                    tier,
+                }),
+                false => Err(Malformed("it has bytes after its last field")),
+            }
+        };
+        let failed = read(&mut p).map_err(|e| self.frames.corrupt(frame.offset, e.0))?;
+        self.failed.push(failed);
+        Ok(())
+    }
+
+    /// The failed compiles the log noted so far, in order (all of them once it is read
+    /// through).
+    pub fn failed_compiles(&self) -> &[FailedCompile] {
+        &self.failed
     }
 
     fn cut_note_warning(&mut self) -> Result<Option<String>, Error> {

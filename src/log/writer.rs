@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use crate::counters::{MethodCounts, MethodRecord, Schema};
 use crate::format::record;
-use crate::format::spec::{FRAME_BUILD, FRAME_CUT_NOTE, FRAME_METHOD};
+use crate::format::spec::{FRAME_BUILD, FRAME_CUT_NOTE, FRAME_FAILED, FRAME_METHOD};
 use crate::format::writer::FrameWriter;
 use crate::format::{self, no_memory, Content};
 use crate::shared::Shared;
@@ -61,6 +61,22 @@ impl<W: Write> LogWriter<W> {
             .write_plain(FRAME_BUILD, |p| format::put_str(p, build))?;
         self.build_written = true;
         Ok(())
+    }
+
+    /// Notes a compile that failed (a [`crate::format::spec::FRAME_FAILED`] frame), in place
+    /// of its record. Allocates nothing that cannot fail.
+    pub fn note_failed(
+        &mut self,
+        name: Option<&str>,
+        context: i64,
+        tier: Option<&str>,
+    ) -> io::Result<()> {
+        // Refused after a record cut short that could not be removed, as every frame is.
+        self.records.write_plain(FRAME_FAILED, |p| {
+            format::put_signed(p, context);
+            format::put_str(p, name.unwrap_or(""));
+            format::put_str(p, tier.unwrap_or(""));
+        })
     }
 
     /// Appends one method's record. Fails with [`io::ErrorKind::InvalidInput`], writing

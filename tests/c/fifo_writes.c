@@ -48,11 +48,10 @@ static jitarena* make_arena(void) {
 
 static int method(jitarena* a, int64_t context) {
     char name[64];
-    jitarena_method m;
+    jitarena_method m = JITARENA_METHOD_INIT;
     int i, rc;
     snprintf(name, sizeof name, "Fifo:M%lld()", (long long)context);
     for (i = 0; i < 5; i++) CHECK(jitarena_alloc(a, 24, (uint32_t)(i % 2)) != NULL);
-    m.struct_size = sizeof m;
     m.name = name;
     m.context = context;
     m.tier = "Tier0";

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     CHECK(a != NULL);
     for (m = 0; m < sizeof METHODS / sizeof METHODS[0]; m++) {
         jitarena_method method;
-        method.struct_size = sizeof method;
+        jitarena_method_init(&method);
         method.name = METHODS[m];
         method.context = -1; /* matched by name and tier */
         method.tier = m % 2 ? "Full<Opts>|x" : "MinOpts";

@@ -35,7 +35,7 @@ int jit_compile(const char* log_path, int methods) {
     if (a == NULL) return -1;
     for (m = 0; m < methods; m++) {
         char name[64];
-        jitarena_method method = {sizeof(jitarena_method), name, m, (m % 2) ? "FullOpts" : "MinOpts"};
+        jitarena_method method = {sizeof(jitarena_method), name, m, (m % 2) ? "FullOpts" : "MinOpts", 0, 0};
         snprintf(name, sizeof name, "Mini:Method%d()", m);
         jitarena_set_phase(a, 0);
         for (i = 0; i < 100 + m; i++) {

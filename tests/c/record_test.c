@@ -30,7 +30,7 @@ int main(void) {
     for (m = 0; m < 25; m++) {
         char name[64];
         jitarena_method method;
-        method.struct_size = sizeof method;
+        jitarena_method_init(&method);
         method.name = name;
         method.context = m;
         method.tier = m % 3 ? "FullOpts" : "MinOpts";

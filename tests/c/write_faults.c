@@ -56,7 +56,7 @@ static int method(jitarena* a, int t, int64_t j, const char* tier) {
     name[n] = 0;
     jitarena_set_phase(a, (uint32_t)(j % 2));
     for (i = 0; i < (int)(j % 50) + 1; i++) CHECK(jitarena_alloc(a, 8u * (size_t)(t + 1), (uint32_t)(t % 2)) != NULL);
-    m.struct_size = sizeof m;
+    jitarena_method_init(&m);
     m.name = name;
     m.context = (int64_t)t * 1000000 + j;
     m.tier = tier;

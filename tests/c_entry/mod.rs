@@ -55,5 +55,7 @@ pub fn method(name: &'static CStr, context: i64) -> jitarena_method {
         name: name.as_ptr(),
         context,
         tier: std::ptr::null(),
+        failed: 0,
+        reserved: 0,
     }
 }

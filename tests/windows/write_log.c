@@ -59,7 +59,7 @@ static void compile_methods(int first, int count) {
     CHECK(a != NULL);
     for (m = first; m < first + count; m++) {
         char name[64];
-        jitarena_method method = {sizeof(jitarena_method), name, m, (m % 3) ? "Tier1" : "Tier0"};
+        jitarena_method method = {sizeof(jitarena_method), name, m, (m % 3) ? "Tier1" : "Tier0", 0, 0};
         snprintf(name, sizeof name, "Caf\xc3\xa9:M\xc3\xa9thode%d()", m);
         jitarena_set_phase(a, 0);
         for (i = 0; i < 20 + m % 17; i++) CHECK(jitarena_alloc(a, 48, 0) != NULL);

@@ -212,6 +212,7 @@ fn method_done(c: &mut Criterion) {
         name: Some("System.Collections.Generic.List`1[int]:Add(int):this"),
         context: 1234,
         tier: Some("FullOpts"),
+        failed: false,
     };
     let mut arena = Arena::new(&config).expect("arena");
     group.bench_function("fill-only", |b| {

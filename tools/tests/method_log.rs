@@ -43,6 +43,7 @@ fn eight_threads_of_methods_into_one_log_lose_and_tear_nothing() {
                         name: Some(&name),
                         context: (t * 100_000 + j) as i64,
                         tier: Some("FullOpts"),
+                        failed: false,
                     };
                     arena.method_done(method).unwrap();
                     arena.reset();
