@@ -384,6 +384,12 @@ void jitarena_reset(jitarena* arena);
  *  no lock is taken on the allocation path. */
 void* jitarena_alloc_slow(jitarena* arena, size_t size, uint32_t kind);
 
+/** jitarena_alloc_slow() naming the allocation's site: the code address that a trace records
+ *  for it (module-relative; docs/formats.md, "Sites"). jitarena_alloc_slow() is this with its
+ *  own return address, the call site inside the caller's inlined allocation. NULL: unknown.
+ *  Only an arena recording a trace keeps the site; otherwise it is ignored. */
+void* jitarena_alloc_slow_at(jitarena* arena, size_t size, uint32_t kind, const void* site);
+
 #if defined(__GNUC__) || defined(__clang__)
 #define JITARENA_UNLIKELY(x) __builtin_expect(!!(x), 0)
 /* Tells the compiler what the inline path guarantees, so that a caller's NULL check of the
@@ -443,6 +449,51 @@ static inline void* jitarena_alloc_slot_or(jitarena* arena, size_t size, jitaren
     }
 #endif
     /* True: cursor < limit here, and a window lies within a page (no page: both 0). */
+    JITARENA_ASSUME(cursor != 0);
+    return (void*)cursor;
+}
+
+/** The return address of the function this is written in (NULL where the compiler has no
+ *  way to say): the site to pass to jitarena_alloc_slot_at() from a JIT's allocator function
+ *  that is kept out of line (JITARENA_NOINLINE), so that a trace names its caller. Needs no
+ *  frame pointer. */
+#if defined(__GNUC__) || defined(__clang__)
+#define JITARENA_CALLER_SITE() __builtin_return_address(0)
+#define JITARENA_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+void* _ReturnAddress(void);
+#pragma intrinsic(_ReturnAddress)
+#define JITARENA_CALLER_SITE() _ReturnAddress()
+#define JITARENA_NOINLINE __declspec(noinline)
+#else
+#define JITARENA_CALLER_SITE() ((void*)0)
+#define JITARENA_NOINLINE
+#endif
+
+/**
+ * jitarena_alloc_slot() whose trace names `site` as the allocation's site instead of the call
+ * inside this inline path: for a JIT's allocator function left out of line (a container's
+ * grow calls it), which passes JITARENA_CALLER_SITE(), its own caller. The same inline path;
+ * the site reaches the library only on the out-of-line path (always, while a trace is
+ * recorded), and matters only then. `arena` must be a live arena.
+ */
+static inline void* jitarena_alloc_slot_at(jitarena* arena, size_t size, jitarena_kind_slot slot,
+                                           const void* site) {
+    jitarena_head* head = (jitarena_head*)arena;
+    uintptr_t cursor = head->cursor;
+    if (JITARENA_UNLIKELY(size - 1u >= (size_t)(head->limit - cursor))) {
+        return jitarena_alloc_slow_at(arena, size, slot, site);
+    }
+    head->cursor = cursor + ((size + 7u) & ~(size_t)7u);
+#ifndef JITARENA_NO_COUNTERS
+    {
+        uint64_t add = JITARENA_PACKED_ONE + size;
+#if defined(__clang__)
+        __asm__("" : "+r"(add));
+#endif
+        head->kind_packed[slot] += add;
+    }
+#endif
     JITARENA_ASSUME(cursor != 0);
     return (void*)cursor;
 }

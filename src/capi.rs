@@ -518,23 +518,26 @@ pub unsafe extern "C" fn jitarena_reset(arena: *mut jitarena) {
     })
 }
 
-/// The slow path of `jitarena_alloc`. Like the inline path, it takes the arena pointer on
-/// trust (NULL aside): it does not look the arena up among the live ones.
+/// The slow path of `jitarena_alloc`, naming the allocation's site (the code address a trace
+/// records; NULL: unknown). The exported `jitarena_alloc_slow` is `src/driver/site.c`'s, which
+/// passes its own return address. Like the inline path, it takes the arena pointer on trust
+/// (NULL aside): it does not look the arena up among the live ones.
 ///
 /// # Safety
 /// `arena` is NULL or a live arena used by this thread only.
 #[no_mangle]
-pub unsafe extern "C" fn jitarena_alloc_slow(
+pub unsafe extern "C" fn jitarena_alloc_slow_at(
     arena: *mut jitarena,
     size: usize,
     kind: u32,
+    site: *const std::ffi::c_void,
 ) -> *mut std::ffi::c_void {
     guard(ptr::null_mut(), || {
         // SAFETY: forwarded contract.
         let raw = unsafe { arena_from_inline_path(arena)? };
         // The closure reborrows `raw` for the call only; the arena is reached again through
         // `raw` itself afterwards, never through a pointer taken before that reborrow.
-        match catch_unwind(AssertUnwindSafe(|| raw.alloc_slow(size, kind))) {
+        match catch_unwind(AssertUnwindSafe(|| raw.alloc_slow(size, kind, site.addr()))) {
             Ok(result) => result.map(|p| p.cast()),
             Err(_) => {
                 raw.fail_internal("a panic was caught in jitarena_alloc_slow");

@@ -9,6 +9,17 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use super::*;
 use crate::sys::{JITARENA_E_NULL, JITARENA_E_STATE};
 
+/// The exported slow path is C (`src/driver/site.c`), which miri cannot run: its Rust part,
+/// with an unknown site.
+unsafe fn jitarena_alloc_slow(
+    arena: *mut jitarena,
+    size: usize,
+    kind: u32,
+) -> *mut std::ffi::c_void {
+    // SAFETY: forwarded contract.
+    unsafe { jitarena_alloc_slow_at(arena, size, kind, ptr::null()) }
+}
+
 /// Taken by every test here that creates an arena: a test that destroys one then checks the
 /// dangling pointer must not see another test's new arena land at the same address.
 static ARENAS: Mutex<()> = Mutex::new(());

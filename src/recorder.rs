@@ -23,6 +23,7 @@ use crate::format::io_error;
 use crate::log::LogWriter;
 use crate::message::{message, Message};
 use crate::shared::Shared;
+use crate::sites::MethodSites;
 use crate::trace::TraceWriter;
 
 /// Who a finished method is, as passed to `jitarena_method_done`.
@@ -458,7 +459,13 @@ fn method_done_with(
     };
     let logged = append_log(&arena.schema, arena.build.as_deref(), method, Some(counts));
     let traced = match arena.trace.as_mut() {
-        Some(events) => append_trace(&arena.schema, method, events, arena.trace_short),
+        Some(events) => append_trace(
+            &arena.schema,
+            method,
+            events,
+            &mut arena.trace_sites,
+            arena.trace_short,
+        ),
         None => Ok(()),
     };
     arena.trace_short = false;
@@ -583,6 +590,7 @@ fn append_trace(
     schema: &Shared<Schema>,
     m: MethodRef<'_>,
     events: &mut Vec<crate::sys::jitarena_event>,
+    sites: &mut MethodSites,
     short: bool,
 ) -> Result<(), Error> {
     let mut out = lock(&TRACE);
@@ -596,13 +604,14 @@ fn append_trace(
             sink,
             "trace",
             TraceWriter::torn,
-            |w| w.write_events(schema, m.name, m.context, m.tier, events),
+            |w| w.write_events_sited(schema, m.name, m.context, m.tier, events, sites),
             |_| None,
             |w| w.remove_torn(truncate_file),
         ),
         None => Ok(()),
     };
     events.clear();
+    sites.clear();
     result
 }
 

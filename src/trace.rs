@@ -12,14 +12,38 @@ use crate::counters::Schema;
 use crate::error::{Error, ErrorCode};
 use crate::format::dictionary::DictionaryReader;
 use crate::format::writer::FrameWriter;
-use crate::format::{self, put_varint, Content, FrameReader, Malformed, Payload, Source};
+use crate::format::{
+    self, put_frame, put_varint, Content, FrameReader, Malformed, Payload, Put, Source, TryBuf,
+};
 use crate::shared::Shared;
+use crate::sites::{MethodSites, Module, Modules};
 use crate::sys::{
     jitarena_event as Event, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_MAX_KINDS,
     JITARENA_MAX_PHASES, JITARENA_NO_PHASE,
 };
 
-use crate::format::spec::FRAME_EVENTS;
+use crate::format::spec::{FRAME_EVENTS, FRAME_MODULE};
+
+/// An allocation's site in a version-2 trace: a module of the trace (its id, from 1; 0 when
+/// unknown) and the site's offset from the module's load address (the virtual address of
+/// the call's return address in the module's file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Site {
+    /// The module's id in the trace (0: unknown).
+    pub module: u32,
+    /// The offset of the return address from the module's load address (0 when unknown).
+    pub offset: u64,
+}
+
+/// What [`MethodEvents::next_chunk_sited`] gives an event without a site: a phase change,
+/// or an allocation of a trace that records none.
+pub const NO_SITE: u32 = u32::MAX;
+
+/// A chunk of events and the site index of each ([`MethodEvents::next_chunk_sited`]).
+pub type SitedChunk<'a> = (&'a [Event], &'a [u32]);
+
+/// Longest module path a reader keeps (longer ones are corrupt).
+const MODULE_PATH_MAX: usize = 4096;
 
 /// One method of a trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,17 +76,87 @@ pub fn phase_event(phase: u32) -> Event {
 
 /// Writes a binary trace, one `write_all` per method. A failed write does not spoil the methods
 /// before it (see [`crate::log::LogWriter`]).
-pub struct TraceWriter<W: Write>(FrameWriter<W>);
+pub struct TraceWriter<W: Write> {
+    frames: FrameWriter<W>,
+    /// The modules sites lie in: the process's, as a JIT's trace finds them, or those
+    /// declared by [`TraceWriter::module`].
+    modules: Modules,
+    /// A module frame's payload, put together before the frame.
+    scratch: TryBuf,
+}
 
 impl<W: Write> TraceWriter<W> {
     /// As [`crate::log::LogWriter::torn`].
     pub fn torn(&self) -> Option<(u64, u64)> {
-        self.0.torn()
+        self.frames.torn()
     }
 
     /// Starts a trace: writes the file header.
     pub fn new(out: W) -> std::io::Result<TraceWriter<W>> {
-        FrameWriter::new(out, Content::Trace).map(TraceWriter)
+        Ok(TraceWriter {
+            frames: FrameWriter::new(out, Content::Trace)?,
+            modules: Modules::default(),
+            scratch: TryBuf::default(),
+        })
+    }
+
+    /// Declares a module for [`TraceWriter::write_sited`]'s sites (a trace made by a tool):
+    /// its id, from 1. Its frame is written before the first method naming it.
+    pub fn module(&mut self, path: &str) -> std::io::Result<u32> {
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(path.len())
+            .map_err(crate::fallible::no_memory)?;
+        bytes.extend_from_slice(path.as_bytes());
+        self.modules
+            .list
+            .try_reserve(1)
+            .map_err(crate::fallible::no_memory)?;
+        self.modules.list.push(Module::declared(bytes));
+        Ok(self.modules.list.len() as u32)
+    }
+
+    /// Appends one method's events with the site of each allocation: `sites` is the method's
+    /// site table (modules from [`TraceWriter::module`]), `site_of` the index in it of each
+    /// allocation event in order. Refuses (`InvalidInput`, nothing written) a `site_of` of
+    /// another length than the allocations, an index outside `sites`, or an undeclared
+    /// module.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_sited(
+        &mut self,
+        schema: &Shared<Schema>,
+        name: Option<&str>,
+        context: i64,
+        tier: Option<&str>,
+        events: &[Event],
+        sites: &[Site],
+        site_of: &[u32],
+    ) -> std::io::Result<()> {
+        self.frames.refuse_torn()?;
+        let allocations = events
+            .iter()
+            .filter(|e| e.op != JITARENA_EVENT_PHASE)
+            .count();
+        let invalid =
+            |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string());
+        if allocations != site_of.len() {
+            return Err(invalid("a site per allocation event is needed"));
+        }
+        if site_of.iter().any(|&i| i as usize >= sites.len()) {
+            return Err(invalid("a site index is outside the method's site table"));
+        }
+        if sites
+            .iter()
+            .any(|s| s.module as usize > self.modules.list.len())
+        {
+            return Err(invalid("a site names a module that was not declared"));
+        }
+        self.write_any(
+            schema,
+            (name, context, tier),
+            events,
+            Sites::Given(sites, site_of),
+        )
     }
 
     /// Appends one method's events.
@@ -74,7 +168,7 @@ impl<W: Write> TraceWriter<W> {
         tier: Option<&str>,
         events: &[Event],
     ) -> std::io::Result<()> {
-        self.0.refuse_torn()?;
+        self.frames.refuse_torn()?;
         self.write_events(schema, name, context, tier, events)
     }
 
@@ -89,18 +183,67 @@ impl<W: Write> TraceWriter<W> {
         tier: Option<&str>,
         events: &[Event],
     ) -> std::io::Result<()> {
-        self.0
-            .write(FRAME_EVENTS, schema, (name, context, tier), |p| {
-                put_varint(p, events.len() as u64);
-                for e in events {
-                    if e.op == JITARENA_EVENT_PHASE {
-                        put_varint(p, (u64::from(e.arg) << 1) | 1);
-                    } else {
-                        put_varint(p, u64::from(e.arg) << 1);
-                        put_varint(p, e.size);
-                    }
+        self.write_any(schema, (name, context, tier), events, Sites::None)
+    }
+
+    /// [`TraceWriter::write_events`] with each allocation's site, as an arena recorded them
+    /// (`sites`: one per allocation event, in order): each site's address becomes a module
+    /// of the process and an offset in it, the modules' frames written before the first
+    /// method naming them. Sites that do not match the events (none recorded) are left out.
+    pub(crate) fn write_events_sited(
+        &mut self,
+        schema: &Shared<Schema>,
+        name: Option<&str>,
+        context: i64,
+        tier: Option<&str>,
+        events: &[Event],
+        sites: &MethodSites,
+    ) -> std::io::Result<()> {
+        let allocations = events
+            .iter()
+            .filter(|e| e.op != JITARENA_EVENT_PHASE)
+            .count();
+        let sites = match sites.of_alloc().len() != allocations || sites.addrs().is_empty() {
+            true => Sites::None,
+            false => Sites::Recorded(sites),
+        };
+        self.write_any(schema, (name, context, tier), events, sites)
+    }
+
+    /// Every method's frame is written here (one copy of the code in a JIT): its site table,
+    /// the frames of the modules it names first, its events.
+    fn write_any(
+        &mut self,
+        schema: &Shared<Schema>,
+        method: (Option<&str>, i64, Option<&str>),
+        events: &[Event],
+        sites: Sites<'_>,
+    ) -> std::io::Result<()> {
+        let (modules, scratch) = (&mut self.modules, &mut self.scratch);
+        modules.method_start();
+        let result = self
+            .frames
+            .write_with_frames(FRAME_EVENTS, schema, method, |frames, p| {
+                let (addrs, given, site_of): (&[usize], &[Site], _) = match sites {
+                    Sites::None => (&[], &[], None),
+                    Sites::Recorded(s) => (s.addrs(), &[], Some(s.of_alloc())),
+                    Sites::Given(table, of) => (&[], table, Some(of)),
+                };
+                put_varint(p, (addrs.len() + given.len()) as u64);
+                for &addr in addrs {
+                    let (module, offset) = modules
+                        .locate(addr)
+                        .map_err(|()| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+                    put_site(modules, scratch, frames, p, module, offset)?;
                 }
-            })
+                for site in given {
+                    put_site(modules, scratch, frames, p, site.module, site.offset)?;
+                }
+                put_events(p, events, site_of);
+                Ok(())
+            });
+        settle_modules(modules, result.is_ok());
+        result
     }
 
     /// After a failed write, removes the part of the method that reached the output, as
@@ -109,7 +252,7 @@ impl<W: Write> TraceWriter<W> {
         &mut self,
         truncate: impl FnOnce(&mut W, u64) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
-        self.0.remove_torn(truncate)
+        self.frames.remove_torn(truncate)
     }
 
     /// Appends a method read from another trace.
@@ -125,7 +268,94 @@ impl<W: Write> TraceWriter<W> {
 
     /// Flushes and returns the output.
     pub fn finish(self) -> std::io::Result<W> {
-        self.0.finish()
+        self.frames.finish()
+    }
+}
+
+/// Where a method's sites come from.
+#[derive(Clone, Copy)]
+enum Sites<'a> {
+    /// None: its allocations carry no site.
+    None,
+    /// The arena's: addresses in this process, and per allocation an index.
+    Recorded(&'a MethodSites),
+    /// A tool's: the table, and per allocation an index.
+    Given(&'a [Site], &'a [u32]),
+}
+
+/// One entry of a method's site table, after the frame of its module if the trace lacks it.
+fn put_site(
+    modules: &mut Modules,
+    scratch: &mut TryBuf,
+    frames: &mut TryBuf,
+    p: &mut TryBuf,
+    module: u32,
+    offset: u64,
+) -> std::io::Result<()> {
+    module_frame(modules, scratch, frames, module)?;
+    put_varint(p, u64::from(module));
+    put_varint(p, offset);
+    Ok(())
+}
+
+/// Encodes a method's events: their count, then each (with `site_of`: an allocation's site
+/// index after its size).
+fn put_events(p: &mut TryBuf, events: &[Event], site_of: Option<&[u32]>) {
+    put_varint(p, events.len() as u64);
+    let mut sites = site_of.unwrap_or_default().iter();
+    for e in events {
+        let alloc = e.op != JITARENA_EVENT_PHASE;
+        put_one(p, (u64::from(e.arg) << 1) | u64::from(!alloc));
+        if alloc {
+            put_one(p, e.size);
+            if site_of.is_some() {
+                put_one(p, u64::from(sites.next().copied().unwrap_or(0)));
+            }
+        }
+    }
+}
+
+/// One varint, out of line: the three of an event share its code (a trace is written at a
+/// method's end, where a call per number costs nothing that matters).
+#[inline(never)]
+fn put_one(p: &mut TryBuf, value: u64) {
+    put_varint(p, value);
+}
+
+/// Puts the frame of module `id` (from 1) into `frames` unless the trace has it or this
+/// method's frames hold it already (it is then pending until [`settle_modules`]).
+fn module_frame(
+    modules: &mut Modules,
+    scratch: &mut TryBuf,
+    frames: &mut TryBuf,
+    id: u32,
+) -> std::io::Result<()> {
+    let Some(m) = (id as usize)
+        .checked_sub(1)
+        .and_then(|i| modules.list.get_mut(i))
+    else {
+        return Ok(());
+    };
+    if m.written || m.pending {
+        return Ok(());
+    }
+    m.pending = true;
+    scratch.clear();
+    put_varint(scratch, u64::from(id));
+    put_varint(scratch, m.path.len() as u64);
+    scratch.put(&m.path);
+    scratch.check()?;
+    put_frame(frames, FRAME_MODULE, scratch.as_slice());
+    Ok(())
+}
+
+/// After a method's write: the module frames it carried are in the trace when it was
+/// written, else they come again with the next method naming them.
+fn settle_modules(modules: &mut Modules, written: bool) {
+    for m in &mut modules.list {
+        if std::mem::replace(&mut m.pending, false) {
+            m.written = written;
+        }
     }
 }
 
@@ -138,13 +368,18 @@ pub struct TraceReader {
     inner: Inner,
     /// The events of a binary trace's method decoded last, reused from chunk to chunk.
     chunk: Vec<Event>,
+    /// The site index of each event of `chunk` ([`NO_SITE`] for none).
+    chunk_sites: Vec<u32>,
+    /// The site table of the method handed out last.
+    sites: Vec<Site>,
 }
 
 enum Inner {
-    /// A binary trace, read frame by frame, with the schemas and tiers seen so far.
+    /// A binary trace, read frame by frame, with the schemas, tiers and modules seen so far.
     Binary {
         frames: Box<FrameReader>,
         dict: DictionaryReader,
+        modules: Vec<Option<String>>,
     },
     /// A text trace, parsed whole (its kind list is known only at its end), reversed for
     /// popping.
@@ -166,6 +401,7 @@ pub fn from_source(source: Source) -> Result<TraceReader, Error> {
         Some(Content::Trace) => Inner::Binary {
             frames: Box::new(FrameReader::from_source(source, Content::Trace)?),
             dict: DictionaryReader::for_traces(),
+            modules: Vec::new(),
         },
         Some(Content::Log) => return Err(Error::new(
             ErrorCode::Io,
@@ -181,6 +417,8 @@ pub fn from_source(source: Source) -> Result<TraceReader, Error> {
     Ok(TraceReader {
         inner,
         chunk: Vec::new(),
+        chunk_sites: Vec::new(),
+        sites: Vec::new(),
     })
 }
 
@@ -194,20 +432,28 @@ pub struct MethodEvents<'r> {
     info: MethodInfo,
     events: u64,
     allocations: u64,
+    sites: &'r [Site],
     source: Events<'r>,
 }
 
 enum Events<'r> {
-    /// The rest of a binary trace's frame, `left` events, decoded into `chunk`; `frames` for
-    /// the message of an event that cannot be decoded.
+    /// The rest of a binary trace's frame, `left` events, decoded into `chunk` (and each
+    /// one's site into `chunk_sites`, `sited` when allocations carry one); `frames` for the
+    /// message of an event that cannot be decoded.
     Binary {
         frames: &'r FrameReader,
         at: usize,
         left: u64,
+        sited: bool,
         chunk: &'r mut Vec<Event>,
+        chunk_sites: &'r mut Vec<u32>,
     },
     /// A text trace's method, parsed already: its events, handed out whole once.
-    Text { events: Vec<Event>, given: bool },
+    Text {
+        events: Vec<Event>,
+        no_sites: Vec<u32>,
+        given: bool,
+    },
 }
 
 impl MethodEvents<'_> {
@@ -236,19 +482,37 @@ impl MethodEvents<'_> {
         self.allocations
     }
 
+    /// The method's site table (empty when its allocations carry no site: a version-1
+    /// trace, a text trace, a trace written without sites).
+    pub fn sites(&self) -> &[Site] {
+        self.sites
+    }
+
     /// The next events in order, `None` after the last. Every chunk but the last of a binary
     /// trace's method holds [`CHUNK_EVENTS`] events; a text trace's method comes in one.
     pub fn next_chunk(&mut self) -> Result<Option<&[Event]>, Error> {
+        Ok(self.next_chunk_sited()?.map(|(events, _)| events))
+    }
+
+    /// [`MethodEvents::next_chunk`] with each event's site: its index in
+    /// [`MethodEvents::sites`], or [`NO_SITE`] (a phase change, an allocation without one).
+    pub fn next_chunk_sited(&mut self) -> Result<Option<SitedChunk<'_>>, Error> {
         match &mut self.source {
-            Events::Text { events, given } => {
+            Events::Text {
+                events,
+                no_sites,
+                given,
+            } => {
                 let first = !std::mem::replace(given, true);
-                Ok((first && !events.is_empty()).then_some(&events[..]))
+                Ok((first && !events.is_empty()).then_some((&events[..], &no_sites[..])))
             }
             Events::Binary {
                 frames,
                 at,
                 left,
+                sited,
                 chunk,
+                chunk_sites,
             } => {
                 if *left == 0 {
                     return Ok(None);
@@ -257,13 +521,16 @@ impl MethodEvents<'_> {
                 let mut p = Payload::at(&frame.payload, *at);
                 let n = (*left).min(CHUNK_EVENTS as u64) as usize;
                 chunk.clear();
+                chunk_sites.clear();
                 for _ in 0..n {
-                    chunk
-                        .push(decode_event(&mut p).map_err(|e| frames.corrupt(frame.offset, e.0))?);
+                    let (event, site) = decode_event(&mut p, *sited)
+                        .map_err(|e| frames.corrupt(frame.offset, e.0))?;
+                    chunk.push(event);
+                    chunk_sites.push(site);
                 }
                 *at = p.position();
                 *left -= n as u64;
-                Ok(Some(&chunk[..]))
+                Ok(Some((&chunk[..], &chunk_sites[..])))
             }
         }
     }
@@ -294,6 +561,8 @@ impl TraceReader {
     /// method's frame is checked whole first (every event decodes, nothing follows the last).
     pub fn next_events(&mut self) -> Result<Option<MethodEvents<'_>>, Error> {
         let chunk = &mut self.chunk;
+        let chunk_sites = &mut self.chunk_sites;
+        let sites = &mut self.sites;
         match &mut self.inner {
             Inner::Text { methods, .. } => Ok(methods.pop().map(|m| MethodEvents {
                 events: m.events.len() as u64,
@@ -304,18 +573,33 @@ impl TraceReader {
                     .count() as u64,
                 schema: m.schema,
                 info: m.info,
+                sites: &[],
                 source: Events::Text {
+                    no_sites: vec![NO_SITE; m.events.len()],
                     events: m.events,
                     given: false,
                 },
             })),
-            Inner::Binary { frames, dict } => {
+            Inner::Binary {
+                frames,
+                dict,
+                modules,
+            } => {
+                let version = frames.version();
                 while frames.advance()? {
                     let frame = frames.frame();
-                    if dict.take(frame, frames)? || frame.kind != FRAME_EVENTS {
+                    if dict.take(frame, frames)? {
                         continue;
                     }
-                    let checked = check_events(dict, &frame.payload)
+                    if frame.kind == FRAME_MODULE && version >= 2 {
+                        read_module(&frame.payload, modules)
+                            .map_err(|e| frames.corrupt(frame.offset, e.0))?;
+                        continue;
+                    }
+                    if frame.kind != FRAME_EVENTS {
+                        continue;
+                    }
+                    let checked = check_events(dict, &frame.payload, version, modules, sites)
                         .map_err(|e| frames.corrupt(frame.offset, e.0))?;
                     let frames: &FrameReader = frames;
                     return Ok(Some(MethodEvents {
@@ -323,16 +607,39 @@ impl TraceReader {
                         info: checked.info,
                         events: checked.events,
                         allocations: checked.allocations,
+                        sites: &sites[..],
                         source: Events::Binary {
                             frames,
                             at: checked.at,
                             left: checked.events,
+                            sited: checked.sited,
                             chunk,
+                            chunk_sites,
                         },
                     }));
                 }
                 Ok(None)
             }
+        }
+    }
+
+    /// The file of module `id` (from 1) as the trace names it (the loader's name), `None`
+    /// for 0 (unknown) or a module not read yet.
+    pub fn module(&self, id: u32) -> Option<&str> {
+        match &self.inner {
+            Inner::Binary { modules, .. } => (id as usize)
+                .checked_sub(1)
+                .and_then(|i| modules.get(i))
+                .and_then(Option::as_deref),
+            Inner::Text { .. } => None,
+        }
+    }
+
+    /// The file's format version (1 for a text trace).
+    pub fn version(&self) -> u8 {
+        match &self.inner {
+            Inner::Binary { frames, .. } => frames.version(),
+            Inner::Text { .. } => 1,
         }
     }
 
@@ -353,27 +660,86 @@ impl TraceReader {
     }
 }
 
-/// A method's frame, checked: who, how many events and allocations, and where the first
-/// event starts in the payload.
+/// Most modules a trace may name (their ids run from 1 to this).
+const MODULES_MAX: u64 = 1 << 16;
+
+/// A module frame: its id (from 1, not named before) and file, kept in `modules` (by id).
+fn read_module(payload: &[u8], modules: &mut Vec<Option<String>>) -> Result<(), Malformed> {
+    let mut p = Payload::new(payload);
+    let id = p.varint()?;
+    if id == 0 || id > MODULES_MAX {
+        return Err(Malformed("a module's id is 0 or too large"));
+    }
+    let len = p.count(MODULE_PATH_MAX as u64)?;
+    let path = String::from_utf8_lossy(p.bytes(len)?).into_owned();
+    if !p.is_done() {
+        return Err(Malformed("a module frame has bytes after its file"));
+    }
+    let at = id as usize - 1;
+    if modules.len() <= at {
+        modules.resize(at + 1, None);
+    }
+    match &mut modules[at] {
+        Some(_) => Err(Malformed("a module's id is named twice")),
+        slot => {
+            *slot = Some(path);
+            Ok(())
+        }
+    }
+}
+
+/// A method's frame, checked: who, how many events and allocations, whether allocations
+/// carry sites, and where the first event starts in the payload.
 struct Checked {
     schema: Shared<Schema>,
     info: MethodInfo,
     events: u64,
     allocations: u64,
+    sited: bool,
     at: usize,
 }
 
-/// Checks a method's frame without keeping its events: each decodes, and nothing follows the
-/// last.
-fn check_events(dict: &DictionaryReader, payload: &[u8]) -> Result<Checked, Malformed> {
+/// Checks a method's frame without keeping its events: each decodes, each site index lies in
+/// the method's site table (read into `sites`), each site's module is known (`modules` read
+/// so far), and nothing follows the last event.
+fn check_events(
+    dict: &DictionaryReader,
+    payload: &[u8],
+    version: u8,
+    modules: &[Option<String>],
+    sites: &mut Vec<Site>,
+) -> Result<Checked, Malformed> {
     let mut p = Payload::new(payload);
     let (schema, info) = dict.info(&mut p)?;
+    sites.clear();
+    if version >= 2 {
+        // Each site takes two bytes at least.
+        let n = p.count(p.remaining() as u64 / 2)?;
+        sites.reserve(n);
+        for _ in 0..n {
+            let module = u32::try_from(p.varint()?)
+                .ok()
+                .filter(|&m| m == 0 || modules.get(m as usize - 1).is_some_and(Option::is_some))
+                .ok_or(Malformed("a site names a module with no frame before it"))?;
+            let offset = p.varint()?;
+            sites.push(Site { module, offset });
+        }
+    }
+    let sited = !sites.is_empty();
     // Each event takes at least one byte: the count cannot exceed what is left.
     let n = p.count(p.remaining() as u64)?;
     let at = p.position();
     let mut allocations = 0;
     for _ in 0..n {
-        allocations += u64::from(decode_event(&mut p)?.op == JITARENA_EVENT_ALLOC);
+        let (event, site) = decode_event(&mut p, sited)?;
+        if event.op == JITARENA_EVENT_ALLOC {
+            allocations += 1;
+            if sited && site as usize >= sites.len() {
+                return Err(Malformed(
+                    "an allocation's site is outside its method's site table",
+                ));
+            }
+        }
     }
     if !p.is_done() {
         return Err(Malformed("it has bytes after its last event"));
@@ -383,20 +749,32 @@ fn check_events(dict: &DictionaryReader, payload: &[u8]) -> Result<Checked, Malf
         info,
         events: n as u64,
         allocations,
+        sited,
         at,
     })
 }
 
-/// One event of a method's frame.
+/// One event of a method's frame, and its site index ([`NO_SITE`] unless `sited` and an
+/// allocation).
 #[inline]
-fn decode_event(p: &mut Payload<'_>) -> Result<Event, Malformed> {
+fn decode_event(p: &mut Payload<'_>, sited: bool) -> Result<(Event, u32), Malformed> {
     let code = p.varint()?;
     let arg = u32::try_from(code >> 1)
         .map_err(|_| Malformed("an event's kind or phase is out of range"))?;
     Ok(if code & 1 == 1 {
-        phase_event(arg)
+        (phase_event(arg), NO_SITE)
     } else {
-        alloc_event(arg, p.varint()?)
+        let event = alloc_event(arg, p.varint()?);
+        let site = match sited {
+            true => u32::try_from(p.varint()?)
+                .ok()
+                .filter(|&s| s != NO_SITE)
+                .ok_or(Malformed(
+                    "an allocation's site is outside its method's site table",
+                ))?,
+            false => NO_SITE,
+        };
+        (event, site)
     })
 }
 

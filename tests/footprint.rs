@@ -14,13 +14,14 @@ use std::process::Command;
 use native::{link_program, run, workspace_root};
 
 /// The most text, in bytes, the JIT's library (profile `jit`) may add on x86_64 Linux: the
-/// figure measured on 2026-12-03 (122,949 bytes with rustc 1.95 and gcc 12.2, once each log
+/// figure measured on 2026-12-03 (144,080 once traces record each allocation's site: the
+/// module list, the site tables and their writer; 122,949 bytes with rustc 1.95 and gcc 12.2, once each log
 /// file was held by its one writer, `%m` named the module and a method's refusal said how to
 /// initialize one; 116,883 on 2026-12-02, once the C-facing code reached no panic; see
 /// BENCHMARKS.md, "Footprint") plus about 2.5%, under issue 12's target of 150 KB. What keeps it
 /// there is that the program links no panic at all ([`PANIC_HANDLER`]): one reachable panic
 /// brings the standard library's panic hook and backtrace symbolizer, about 300 KB.
-const BUDGET: u64 = 139000;
+const BUDGET: u64 = 147000;
 
 /// The standard library's panic handler: in a program as soon as any code it links can panic
 /// (or unwind). Its name is mangled, but always holds this.

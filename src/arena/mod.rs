@@ -254,7 +254,7 @@ impl Arena {
                 NonNull::new_unchecked(std::ptr::with_exposed_provenance_mut(at))
             });
         }
-        let p = raw.alloc_slow(size, kind.0)?;
+        let p = raw.alloc_slow(size, kind.0, 0)?;
         // SAFETY: the slow path never returns a null pointer on success.
         Ok(unsafe { NonNull::new_unchecked(p) })
     }

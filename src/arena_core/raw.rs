@@ -22,6 +22,7 @@ use crate::error::{Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
 use crate::message::{message, Hex};
 use crate::shared::Shared;
+use crate::sites::MethodSites;
 use crate::sys::{
     jitarena_event, jitarena_head, jitarena_mark, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE,
     JITARENA_MARKS, JITARENA_MAX_KINDS,
@@ -117,6 +118,8 @@ pub(crate) struct RawArena {
     /// Whether an event of this method could not be recorded for lack of memory: the method's
     /// trace is then refused at its end rather than written with events missing.
     pub(crate) trace_short: bool,
+    /// While recording a trace: the site of each of this method's allocations.
+    pub(crate) trace_sites: MethodSites,
     /// While recording a trace: where this method's events stood at the last phase mark, and
     /// the phase their last phase event names (see [`RawArena::trace_mark`]).
     trace_mark: (usize, usize),
@@ -173,6 +176,7 @@ impl RawArena {
             by_phase,
             trace: setup.trace.then(Vec::new),
             trace_short: false,
+            trace_sites: MethodSites::default(),
             trace_mark: (0, phases),
             build: setup.build,
             listed: false,
@@ -203,7 +207,12 @@ impl RawArena {
     /// large requests, the first page. Counts the request on success.
     #[cold]
     #[inline(never)]
-    pub(crate) fn alloc_slow(&mut self, size: usize, kind: u32) -> Result<*mut u8, Error> {
+    pub(crate) fn alloc_slow(
+        &mut self,
+        size: usize,
+        kind: u32,
+        site: usize,
+    ) -> Result<*mut u8, Error> {
         if size > MAX_REQUEST {
             return Err(self.fail(
                 ErrorCode::SizeOverflow,
@@ -253,6 +262,7 @@ impl RawArena {
                 size: size as u64,
             };
             self.trace_short |= fallible::push(events, event).is_err();
+            self.trace_short |= self.trace_sites.record(site).is_err();
         }
         let slot = kind.min(JITARENA_MAX_KINDS) as usize;
         // Within the room made above: fails only for a request past a low half, whose totals
@@ -441,6 +451,7 @@ impl RawArena {
         if let Some(events) = &mut self.trace {
             events.clear();
         }
+        self.trace_sites.clear();
         self.trace_short = false;
         self.trace_mark = (0, self.schema.phases.len());
     }
@@ -752,6 +763,7 @@ impl RawArena {
         if let Some(events) = &mut self.trace {
             *events = Vec::new();
         }
+        self.trace_sites = MethodSites::default();
     }
 
     /// Whether a retired arena is what `setup` would make: the same schema, pages, limit,

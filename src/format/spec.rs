@@ -9,8 +9,10 @@ pub const HEADER_LEN: usize = 12;
 /// The format version of the stats logs this build writes (it reads versions 1 and 2): version 2
 /// has the compact method record (`docs/formats.md`).
 pub const LOG_VERSION: u8 = 2;
-/// The format version of the traces this build writes and reads.
-pub const TRACE_VERSION: u8 = 1;
+/// The format version of the traces this build writes (it reads versions 1 and 2): version 2
+/// gives each allocation its site (a per-method site table over module frames;
+/// `docs/formats.md`, "Sites").
+pub const TRACE_VERSION: u8 = 2;
 /// Largest frame payload accepted (a sanity bound: a trace frame holds one method's events).
 pub const MAX_FRAME: u64 = 1 << 30;
 
@@ -100,6 +102,9 @@ pub(crate) const FRAME_BUILD: u8 = 5;
 pub(crate) const FRAME_FAILED: u8 = 6;
 /// Traces: one method's allocation events.
 pub(crate) const FRAME_EVENTS: u8 = 4;
+/// Traces, version 2: a module that sites lie in (its id, from 1 in order, and its file),
+/// written before the first method naming a site in it.
+pub(crate) const FRAME_MODULE: u8 = 5;
 
 // ---- The head of a version-2 method record: bits, then the tier id above them.
 

@@ -46,23 +46,34 @@ impl<W: Write> FrameWriter<W> {
         })
     }
 
-    /// Appends a record of frame type `kind`: the method's info, then what `body` encodes.
-    pub(crate) fn write(
+    /// Appends a record of frame type `kind`: the method's info, then what `body` encodes
+    /// into its second buffer. `body` may also put whole frames of its own (a trace's module
+    /// frames) into its first, after the dictionary's frames and before the record's: all of
+    /// them reach the output in the record's one write. When `body` fails, nothing is written.
+    pub(crate) fn write_with_frames(
         &mut self,
         kind: u8,
         schema: &Shared<Schema>,
         method: (Option<&str>, i64, Option<&str>),
-        body: impl FnOnce(&mut TryBuf),
+        body: impl FnOnce(&mut TryBuf, &mut TryBuf) -> io::Result<()>,
     ) -> io::Result<()> {
         let (name, context, tier) = method;
-        self.write_raw(kind, schema, tier, |p, schema_id, tier_id| {
-            put_varint(p, schema_id);
-            put_signed(p, context);
-            put_varint(p, tier_id);
-            put_str(p, name.unwrap_or(""));
-            body(p);
-            Ok(())
-        })
+        if self.torn.is_some() {
+            return Err(io::Error::from(io::ErrorKind::Other));
+        }
+        self.frame.clear();
+        let ids = self.dict.ids(schema, tier, &mut self.frame)?;
+        let p = &mut self.payload;
+        p.clear();
+        put_varint(p, ids.schema);
+        put_signed(p, context);
+        put_varint(p, ids.tier);
+        put_str(p, name.unwrap_or(""));
+        body(&mut self.frame, p)?;
+        self.frame.check()?;
+        self.send_frame(kind, None)?;
+        self.dict.commit(ids, schema);
+        Ok(())
     }
 
     /// Appends a record of frame type `kind` whose whole payload `body` encodes, given the ids
@@ -165,7 +176,7 @@ impl<W: Write> FrameWriter<W> {
         self.torn.map(|torn| (torn, self.good))
     }
 
-    /// After a failed [`FrameWriter::write`] whose record reached the output in part, cuts
+    /// After a failed [`FrameWriter::write_with_frames`] whose record reached the output in part, cuts
     /// the output back to its last whole frame with `truncate(output, length)`, which must
     /// also leave the output's position at `length`. Then writing may go on. Does nothing
     /// when no record is cut short; on failure, writes stay refused.

@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
     jitarena_phase_mark(a, 1, JITARENA_MARK_SWITCH);
     jitarena_phase_mark_slow(a, 0, JITARENA_MARK_SWITCH);
     if (jitarena_alloc_slot_or(a, 8, 0, (jitarena_on_failure)NULL) == NULL) return 1;
+    if (jitarena_alloc_slot_at(a, 8, 0, JITARENA_CALLER_SITE()) == NULL) return 1;
+    if (jitarena_alloc_slow_at(a, 16, 1, (const void*)0) == NULL) return 1;
     jitarena_destroy(jitarena_create_checked(&cfg, JITARENA_ABI_VERSION, sizeof(jitarena_head)));
     events[0].op = JITARENA_EVENT_ALLOC;
     events[0].arg = 1;
