@@ -1304,11 +1304,21 @@ CorJitResult jitNativeCode(const char* source, minijit_result* out, InlineInfo* 
         }
         if (result == CORJIT_OK || inlineInfo != nullptr || jitFallbackCompile || !retriedInMinOpts(result))
         {
-            // Done, or every attempt failed: then no record, and memdiff counts the context as
-            // missing here.
-            break;
+            break; // done, or every attempt failed
         }
         jitFallbackCompile = true;
+    }
+    if (inlineInfo == nullptr && result != CORJIT_OK && alloc.isInitialized())
+    {
+        // Every attempt failed: the log notes the context's failed compile in place of a
+        // record, and memdiff counts it as SuperPMI counts a failing compile.
+        jitarena_method method = JITARENA_METHOD_INIT;
+        method.failed = 1;
+        if (g_recordsWanted)
+        {
+            method.context = g_jitHost->get_int_config(g_jitHost->self, "SuperPMIMethodContextNumber", -1);
+        }
+        (void)jitarena_method_done(alloc.handle(), &method);
     }
     if (inlineInfo == nullptr)
     {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
+use super::failed::Failed;
 use super::side::{relay, FileMarks, Keys, Side, MARK_EVERY};
 use super::tally::{finish, method_delta, rank, strip_ignored, FastMap, Tally};
 use super::{identity, repeats};
@@ -350,8 +351,11 @@ pub fn diff_logs(
         options.top,
     );
 
+    let failed = Failed::of(&base_side, &diff_side);
+    failed.count_unpaired(&base_side, &diff_side, &mut t.coverage);
+
     // 2. The match.
-    let matching = match_methods(&mut t, base_side, diff_side, &repeats[1]);
+    let matching = match_methods(&mut t, base_side, diff_side, &repeats[1], &failed);
     warnings.extend(renamed_warning(matching.renamed, matching.matched));
     let (top, matched_methods) = rank(&t, options);
     t.sync_ignored(&options.ignore_kinds);
@@ -364,6 +368,7 @@ pub fn diff_logs(
         &marks,
         &matching,
         &repeats[0],
+        &failed,
         &top.all,
         options.top,
     )?;
@@ -459,8 +464,16 @@ struct Matching {
 /// Matches the diff's methods with the base's by identity (the k-th occurrence of an identity
 /// with the k-th), in the diff's order, filling the tally's per-method figures; the sides'
 /// per-method lists are let go of once matched. A diff method that matches nothing and
-/// repeats a context of the diff (`repeats_diff`) is a duplicate, not one the base misses.
-fn match_methods(t: &mut Tally, base: Side, diff: Side, repeats_diff: &[u32]) -> Matching {
+/// repeats a context of the diff (`repeats_diff`) is a duplicate, not one the base misses, and
+/// one whose context the base failed to compile (`failed`) is a failing compile, counted by the
+/// second reading.
+fn match_methods(
+    t: &mut Tally,
+    base: Side,
+    diff: Side,
+    repeats_diff: &[u32],
+    failed: &Failed,
+) -> Matching {
     let n = base.keys.len();
     // Both sides replayed the same methods in the same order (the common case: one collection
     // replayed by two JITs): method j matches method j, the same identity and occurrence.
@@ -501,6 +514,7 @@ fn match_methods(t: &mut Tally, base: Side, diff: Side, repeats_diff: &[u32]) ->
                 };
             }
             None if repeats_diff.binary_search(&(j as u32)).is_ok() => *state = REPEAT,
+            None if failed.in_base(diff.keys.context(j).map(|c| c as i64)) => {}
             None => {
                 t.coverage.only_diff += 1;
                 // A part of the diff's total, which step 1 checked: it cannot overflow.
@@ -559,6 +573,7 @@ fn read_again(
     marks: &[Vec<FileMarks>; 2],
     matching: &Matching,
     repeats_base: &[u32],
+    failed: &Failed,
     listed: &[u32],
     top_n: usize,
 ) -> Result<Vec<Detail>, Error> {
@@ -573,6 +588,9 @@ fn read_again(
     let mut diff_detail: Vec<Vec<(u32, u64)>> = vec![Vec::new(); listed.len()];
     let mut missing_in_base = Largest::new(top_n);
     let mut missing_in_diff = Largest::new(top_n);
+    let (mut failing_in_base, mut failing_in_diff) = (Largest::new(top_n), Largest::new(top_n));
+    // The diff's pass cannot reach the coverage the base's pass fills: its counts, added after.
+    let mut diff_coverage = super::Coverage::default();
     let Tally {
         union,
         ignored,
@@ -603,8 +621,12 @@ fn read_again(
                 let totals = strip_ignored(ignored, &mut counts);
                 let own = tier_group(r.info.tier.as_deref()) as usize;
                 if state == UNMATCHED || state == REPEAT {
+                    let context = Some(r.info.context);
                     if state == UNMATCHED {
-                        missing_in_base.offer(totals.bytes, &r.info);
+                        match failed.counts_record(context, false, &mut diff_coverage) {
+                            true => failing_in_base.offer(totals.bytes, &r.info),
+                            false => missing_in_base.offer(totals.bytes, &r.info),
+                        }
                     }
                     groups_diff[0].sub(&totals);
                     groups_diff[own].sub(&totals);
@@ -629,7 +651,14 @@ fn read_again(
             union.remap(&r.schema, &r.counts, &mut counts);
             let totals = strip_ignored(ignored, &mut counts);
             if unmatched {
-                if repeats_base.binary_search(&(i as u32)).is_err() {
+                let failing = |coverage: &mut super::Coverage| {
+                    failed.counts_record(Some(r.info.context), true, coverage)
+                };
+                if repeats_base.binary_search(&(i as u32)).is_ok() {
+                    // A duplicate: counted as one.
+                } else if failing(coverage) {
+                    failing_in_diff.offer(totals.bytes, &r.info);
+                } else {
                     coverage.only_base += 1;
                     // A part of the base's total, which step 1 checked: it cannot overflow.
                     coverage.only_base_bytes =
@@ -655,6 +684,10 @@ fn read_again(
     pass4?;
     coverage.missing_in_base = missing_in_base.into_sorted();
     coverage.missing_in_diff = missing_in_diff.into_sorted();
+    coverage.failing_in_base = failing_in_base.into_sorted();
+    coverage.failing_in_diff = failing_in_diff.into_sorted();
+    coverage.failing_base += diff_coverage.failing_base;
+    coverage.failing_base_only += diff_coverage.failing_base_only;
     for (d, kinds) in detail.iter_mut().zip(diff_detail) {
         d.2 = kinds;
     }

@@ -6,6 +6,7 @@
 
 mod collections;
 mod csv;
+mod failed;
 mod gate;
 mod logs;
 pub(crate) use logs::regular_file;

@@ -156,6 +156,9 @@ pub(crate) struct Side {
     pub files: Vec<FileMarks>,
     /// Each file's build ids (as it names them), by file.
     pub builds: Vec<(String, Vec<String>)>,
+    /// The contexts (0 or more) whose compile the side's logs say failed
+    /// (`jitarena_method.failed`), in file order, with who they were.
+    pub failed: Vec<MethodInfo>,
     /// While reading: the per-kind sums, the invalid-kind bucket first (moved to `sums` at
     /// the end).
     kind_cells: Vec<u64>,
@@ -289,6 +292,17 @@ impl Side {
             }
             side.builds
                 .push((path.display().to_string(), reader.builds().to_vec()));
+            side.failed.extend(
+                reader
+                    .failed_compiles()
+                    .iter()
+                    .filter(|f| f.context >= 0)
+                    .map(|f| MethodInfo {
+                        name: f.name.clone(),
+                        context: f.context,
+                        tier: f.tier.clone(),
+                    }),
+            );
             side.files.push(FileMarks {
                 path: path.clone(),
                 first,
