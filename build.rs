@@ -1,8 +1,10 @@
 //! Compiles the replay driver (`src/driver/replay.c`: `jitarena_replay` and
 //! `jitarena_replay_uncounted`) from the header, twice: with counters and with
-//! `JITARENA_NO_COUNTERS`; and the exported slow path `jitarena_alloc_slow` (`src/driver/site.c`),
-//! which passes its return address, the allocation's site, to `jitarena_alloc_slow_at`. Passes the target triple on to the tests that compile C and C++
-//! programs with the `cc` crate.
+//! `JITARENA_NO_COUNTERS`; and the exported slow path `jitarena_alloc_slow`
+//! (`src/driver/site.c`), which passes its return address, the allocation's site, to
+//! `jitarena_alloc_slow_at` (a cdylib exports only the Rust entry points, so the shared library
+//! lacks it: a JIT links the static archive). Passes the target triple on to the tests that
+//! compile C and C++ programs with the `cc` crate.
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=include/jitarena.h");
@@ -14,11 +16,6 @@ fn main() {
         .opt_level(2)
         .warnings(true)
         .compile("jitarena_site");
-    // A cdylib exports the Rust entry points only: the C one is named for it.
-    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    if os == "linux" || os == "android" || os == "freebsd" {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,--export-dynamic-symbol=jitarena_alloc_slow");
-    }
     for (name, uncounted) in [
         ("jitarena_replay_counted", false),
         ("jitarena_replay_uncounted", true),

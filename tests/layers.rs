@@ -73,9 +73,11 @@ const TOOLS: &[(&str, &[&str])] = &[
             "logtools/",
             "gen.rs",
             "harness.rs",
+            "sites/mod.rs",
+            "sites/symbolize.rs",
         ],
     ),
-    ("rendering", &["report/"]),
+    ("rendering", &["report/", "sites/render.rs"]),
     ("command line", &["cli.rs", "bin/", "lib.rs"]),
 ];
 

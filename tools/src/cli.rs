@@ -110,6 +110,48 @@ enum Command {
         #[arg(long)]
         kinds_by_phase: bool,
     },
+    /// Which allocation sites grew: two JITs' traces (recorded with JITARENA_TRACE), each
+    /// site symbolized from its JIT's module (DWARF) and matched across the builds by
+    /// function, inline chain and file (docs/memdiff.md, "From the gate to the site").
+    Sites(Box<SitesArgs>),
+}
+
+#[derive(Args, Debug)]
+struct SitesArgs {
+    /// The base JIT's trace (version 2, with sites).
+    base: PathBuf,
+    /// The diff JIT's trace.
+    diff: PathBuf,
+    /// The base JIT's module (its shared library or program, with debug information); by
+    /// default the file the trace names.
+    #[arg(long, value_name = "PATH")]
+    base_module: Option<PathBuf>,
+    /// The diff JIT's module.
+    #[arg(long, value_name = "PATH")]
+    diff_module: Option<PathBuf>,
+    /// A source file whose frames are allocator code, skipped to find the site (a file name
+    /// or the end of a path; repeatable; jitarena.h and jitarena.hpp always are).
+    #[arg(long, value_name = "FILE")]
+    skip_file: Vec<String>,
+    /// A function whose frames are allocator code (part of its demangled name; repeatable).
+    #[arg(long, value_name = "NAME")]
+    skip_function: Vec<String>,
+    /// Lines a site may have moved and still be paired, when a function's sites differ in
+    /// number between the builds.
+    #[arg(long, default_value_t = 20)]
+    line_tolerance: u32,
+    /// Sites shown per list.
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+    /// Methods shown per site.
+    #[arg(long, default_value_t = 3)]
+    top_methods: usize,
+    /// Print JSON instead of text.
+    #[arg(long, conflicts_with = "markdown")]
+    json: bool,
+    /// Print markdown instead of text.
+    #[arg(long)]
+    markdown: bool,
 }
 
 #[derive(Args, Debug)]
@@ -404,6 +446,26 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Gen(args) => gen(args)?,
         Command::Memdiff(args) => return memdiff(*args),
         Command::Summarize { platform, md } => return summarize(&platform, md.as_deref()),
+        Command::Sites(args) => {
+            let options = crate::sites::SitesOptions {
+                base_module: args.base_module,
+                diff_module: args.diff_module,
+                skip_files: args.skip_file,
+                skip_functions: args.skip_function,
+                line_tolerance: args.line_tolerance,
+                top: args.top,
+                top_methods: args.top_methods,
+            };
+            let d = crate::sites::diff_sites(&[args.base], &[args.diff], &options)?;
+            warn_all(&d.warnings);
+            write_out(&if args.json {
+                crate::sites::render::render_json(&d)
+            } else if args.markdown {
+                crate::sites::render::render_markdown(&d)
+            } else {
+                crate::sites::render::render_text(&d)
+            })?;
+        }
         Command::Demo { methods, out, seed } => return demo(methods, &out, seed),
         Command::Replay {
             traces,

@@ -8,6 +8,7 @@
 //! - [`diff`]: memdiff, per collection, and the gate's verdict;
 //! - [`report`]: the stats tables and the diff reports (text, markdown, JSON, HTML);
 //! - [`harness`]: the replay harness and its C driver (the header's inline path);
+//! - [`sites`]: per-site bytes of two JITs' traces, symbolized and diffed (`jitarena sites`);
 //! - [`gen`]: the RyuJIT-like workload generator;
 //! - [`logtools`] and [`union`]: merge, dump, and the union of kind and phase lists;
 //! - [`output`] and [`progress`]: safe output files and progress bars;
@@ -23,6 +24,7 @@ pub mod logtools;
 pub mod output;
 pub mod progress;
 pub mod report;
+pub mod sites;
 mod sort;
 pub mod stats;
 pub mod text;
