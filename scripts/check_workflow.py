@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks a memdiff CI pipeline: a GitHub Actions workflow or an Azure Pipelines file.
+"""Checks a memdiff CI pipeline, or a release pipeline: a GitHub Actions workflow or an Azure
+Pipelines file.
 
     check_workflow.py [--matrix] PIPELINE.yml JITARENA_BINARY
 
@@ -28,6 +29,20 @@ the same way:
   each REPORT the memdiff job's JSON report (its file name, under a directory naming the
   platform), writes the summary (--md) that it publishes, and a later step fails on its exit code;
 - every action (`owner/name@vN`) or task (`Name@N`) is pinned to a major version.
+
+A pipeline with a `package` job and no `replay` job is a release pipeline (docs/packaging.md),
+checked instead for:
+
+- the jobs `package` and `release` (after package);
+- the package job's matrix builds every RID once (linux-x64, linux-x86, linux-arm64, linux-arm,
+  win-x64, win-x86, win-arm64, osx-x64, osx-arm64: `rid` or `rid.name`), each on a hosted image
+  of its own system (ubuntu, windows, macos), and on GitHub of its own architecture where GitHub
+  hosts one (arm64 RIDs on arm64 images, x64 and x86 ones on x64 images); each entry runs
+  `scripts/package.sh` for its RID alone and uploads an artifact of its own name;
+- the release job checks the archives against their checksums (`sha256sum -c`) and attaches the
+  .tar.gz and .zip archives and their SHA-256 checksums (`gh release create/upload`, or
+  GitHubRelease@N's assets) in a step that runs on a tag only (its condition names refs/tags/);
+- commands, paths, matrix references and pins as above.
 """
 import itertools
 import json
@@ -51,11 +66,12 @@ def fail(message):
 
 
 class Job:
-    def __init__(self, name, needs, matrix, steps):
+    def __init__(self, name, needs, matrix, steps, raw=None):
         self.name = name
         self.needs = needs  # set of job names
         self.matrix = matrix  # list of {key: str}, [] without a matrix
         self.steps = steps  # list of Step
+        self.raw = raw or {}
 
 
 class Step:
@@ -124,7 +140,7 @@ def read_github(path, doc):
             if ref and ref.startswith("actions/upload-artifact@"):
                 artifact = str((step.get("with") or {}).get("name", ""))
             steps.append(Step(script=shell(step.get("run")), ref=ref, artifact=artifact, raw=step))
-        jobs[name] = Job(name, set(as_list(job.get("needs"))), github_matrix(path, name, job.get("strategy")), steps)
+        jobs[name] = Job(name, set(as_list(job.get("needs"))), github_matrix(path, name, job.get("strategy")), steps, job)
     variables = {str(k): str(v) for k, v in (doc.get("env") or {}).items()}
     return jobs, variables
 
@@ -178,7 +194,7 @@ def read_azure(path, doc):
             if "publish" in step:
                 artifact = str(step.get("artifact", ""))
             steps.append(Step(script=script, ref=ref, artifact=artifact, raw=step))
-        jobs[name] = Job(name, set(as_list(job.get("dependsOn"))), combos, steps)
+        jobs[name] = Job(name, set(as_list(job.get("dependsOn"))), combos, steps, job)
     variables = doc.get("variables") or {}
     if isinstance(variables, list):
         variables = {v["name"]: v.get("value", "") for v in variables if isinstance(v, dict) and "name" in v}
@@ -344,6 +360,9 @@ def check(path, binary, matrix=False):
     else:
         fail(f"{path}: neither a GitHub workflow (jobs: a mapping) nor an Azure pipeline (jobs: or stages: a list)")
     expand = github_expand if kind == "github" else azure_expand
+    if "package" in jobs and "replay" not in jobs:
+        check_release(path, kind, doc, jobs, variables, expand, binary)
+        return
 
     # The jobs and their order.
     for job, _ in JOBS:
@@ -494,6 +513,164 @@ def check(path, binary, matrix=False):
             entries.append(entry)
         entries.sort(key=lambda e: (platforms.index(e["platform"]), e["collection"], e["shard"]))
         print(json.dumps(entries))
+
+
+# ---- Release pipelines ---------------------------------------------------------------------
+
+RIDS = ("linux-x64", "linux-x86", "linux-arm64", "linux-arm", "win-x64", "win-x86", "win-arm64", "osx-x64", "osx-arm64")
+RID_OS = {"linux": "ubuntu", "win": "windows", "osx": "macos"}
+
+
+def runner_of(kind, job, combo, variables, expand):
+    """The hosted image a job runs on for one matrix entry (GitHub: runs-on; Azure: the job's,
+    else the pipeline's, pool vmImage), expanded."""
+    if kind == "github":
+        label = job.raw.get("runs-on")
+        label = label[0] if isinstance(label, list) and label else label
+    else:
+        pool = job.raw.get("pool") or variables.get("__pool__") or {}
+        label = pool.get("vmImage") if isinstance(pool, dict) else None
+    if not isinstance(label, str) or not label:
+        return None
+    return expand(expand(label, combo), variables).lower()
+
+
+def check_runner(path, kind, rid, label):
+    """A RID is built on an image of its own system; on GitHub, of its own architecture where
+    GitHub hosts one (arm64 on -arm images and Apple silicon; x64 and x86 on x64 images; arm32,
+    which has no runner, cross-built on x64). Azure's Microsoft-hosted images are x64."""
+    system, arch = rid.split("-", 1)
+    if not label.startswith(RID_OS[system]):
+        fail(f"{path}: {rid} is built on {label}, not on a {RID_OS[system]} image")
+    if kind != "github":
+        return
+    if system == "osx":
+        arm = not (label.endswith("-intel") or label.endswith("-large") or label in ("macos-12", "macos-13"))
+    else:
+        arm = "arm" in label
+    if arch == "arm64" and not arm:
+        fail(f"{path}: {rid} is built on {label}, an x64 image: GitHub hosts arm64 ones")
+    if arch in ("x64", "x86") and arm:
+        fail(f"{path}: {rid} is built on {label}, an arm64 image")
+    if arch == "arm" and arm and system != "linux":
+        fail(f"{path}: {rid} is built on {label}")
+
+
+def check_release(path, kind, doc, jobs, variables, expand, binary):
+    """A release pipeline: a package job per RID (all nine, each on its own hosted image, running
+    scripts/package.sh for that RID and uploading its own artifact), then a release job (after
+    it) that checks the archives' SHA-256 checksums and attaches the archives and the checksums
+    to a release, only for a tag; every command, path and reference exists; actions and tasks
+    pinned."""
+    if kind == "azure":
+        variables = dict(variables)
+        variables["__pool__"] = doc.get("pool") or {}
+    for name in ("package", "release"):
+        if name not in jobs:
+            fail(f"{path}: no job '{name}'")
+    if "package" not in jobs["release"].needs:
+        fail(f"{path}: job release does not wait for job package")
+    package = jobs["package"]
+    if not package.matrix:
+        fail(f"{path}: the package job does not run once per RID (no matrix)")
+    rkey = next((k for k in ("rid.name", "rid") if k in package.matrix[0]), None)
+    if rkey is None:
+        fail(f"{path}: the package job's matrix has no rid ({sorted(package.matrix[0])})")
+    seen = []
+    for combo in package.matrix:
+        rid = combo.get(rkey)
+        if rid not in RIDS:
+            fail(f"{path}: the package job builds {rid!r}, which is not a RID ({', '.join(RIDS)})")
+        if rid in seen:
+            fail(f"{path}: the package job builds {rid} twice")
+        seen.append(rid)
+        label = runner_of(kind, package, combo, variables, expand)
+        if label is None:
+            fail(f"{path}: the package job names no hosted image for {rid}")
+        check_runner(path, kind, rid, label)
+        runs = [
+            words(m.group(0))
+            for s in package.steps
+            if s.script
+            for m in re.finditer(r"scripts/package\.sh\b[^\n;|&]*", expand(s.script.replace("\\\n", " "), combo))
+        ]
+        if not runs:
+            fail(f"{path}: the package job does not run scripts/package.sh")
+        for argv in runs:
+            rids = [w for w in argv[1:] if not w.startswith("-") and w in RIDS + ("host",)]
+            if rids != [rid]:
+                fail(f"{path}: the package job for {rid} runs `{' '.join(argv)}`, which does not package {rid} alone")
+    missing = [r for r in RIDS if r not in seen]
+    if missing:
+        fail(f"{path}: the package job does not build {', '.join(missing)}")
+    artifacts = [s.artifact for s in package.steps if s.artifact is not None]
+    if not artifacts:
+        fail(f"{path}: the package job uploads no package")
+    for template in artifacts:
+        names = [expand(template, combo) for combo in package.matrix]
+        if len(set(names)) != len(names):
+            fail(f"{path}: the package job's artifact {template!r} does not name a different artifact for every RID")
+
+    # The release job: checksums checked, then archives and checksums attached on a tag only.
+    release = jobs["release"]
+    scripts = " ".join(s.script for s in release.steps if s.script)
+    if not re.search(r"\bsha256sum -c\b|\bshasum -a 256 -c\b", scripts):
+        fail(f"{path}: the release job does not check the archives against their SHA-256 checksums")
+    attach = []
+    for step in release.steps:
+        if kind == "github":
+            text = step.script or ""
+            if not re.search(r"\bgh release (create|upload)\b", text):
+                if step.ref and str(step.ref).startswith("softprops/action-gh-release@"):
+                    files = (step.raw.get("with") or {}).get("files", "")
+                    attach.append((step, str(files)))
+                continue
+            attach.append((step, text))
+        elif step.ref and str(step.ref).split("@")[0] == "GitHubRelease":
+            attach.append((step, str((step.raw.get("inputs") or {}).get("assets", ""))))
+    if not attach:
+        fail(f"{path}: the release job attaches nothing to a release")
+    for step, files in attach:
+        for what, pattern in (
+            ("the .tar.gz archives", r"\*\.tar\.gz|/\*(\s|$)"),
+            ("the .zip archives", r"\*\.zip|/\*(\s|$)"),
+            ("the SHA-256 checksums", r"\*\.sha256|SHA256SUMS|/\*(\s|$)"),
+        ):
+            if not re.search(pattern, files):
+                fail(f"{path}: the release job's release step does not attach {what}")
+        condition = str(step.raw.get("if" if kind == "github" else "condition", ""))
+        if "refs/tags/" not in condition:
+            fail(f"{path}: the release job's release step runs without a tag (its condition: {condition!r})")
+
+    # Commands, paths and matrix references, as in the memdiff pipelines.
+    checker = Checker(path, binary)
+    count = 0
+    for name, job in jobs.items():
+        for step in job.steps:
+            if step.script is None:
+                continue
+            count += 1
+            where = f"{path}: job {name}"
+            checker.commands(where, step.script)
+            if kind == "azure":
+                for var in MACRO.findall(step.script):
+                    if var not in variables and not any(var in c for c in job.matrix):
+                        fail(f"{where} uses $({var}), which is neither a variable nor a matrix variable of the job")
+            else:
+                undefined = github_undefined(step.script, (job.matrix or [{}])[0])
+                if undefined:
+                    fail(f"{where} uses matrix.{undefined[0]}, which its matrix does not define")
+            for combo in job.matrix or [{}]:
+                checker.paths(where, expand(step.script, combo))
+    pin = r"^[\w-]+/[\w.-]+(/[\w.-]+)*@v\d+$" if kind == "github" else r"^[\w.-]+@\d+$"
+    for name, job in jobs.items():
+        for step in job.steps:
+            if step.ref is not None and not re.match(pin, str(step.ref)):
+                fail(f"{path}: job {name} uses {step.ref}, not pinned to a major version")
+    print(
+        f"check_workflow: {path} ({kind}, release): {len(jobs)} jobs, {len(seen)} RIDs, {count} scripts, "
+        f"{checker.checked} references checked: ok"
+    )
 
 
 def main():
