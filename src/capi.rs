@@ -535,8 +535,17 @@ pub unsafe extern "C" fn jitarena_alloc_slow_at(
     guard(ptr::null_mut(), || {
         // SAFETY: forwarded contract.
         let raw = unsafe { arena_from_inline_path(arena)? };
+        // A build that cannot unwind (the JIT's archive) has nothing to catch here: the call
+        // stays inline, as the trace's every allocation comes this way.
+        #[cfg(panic = "abort")]
+        {
+            // What the unwinding build calls on a panic, named so that it is used in both.
+            let _caught: fn(&mut RawArena, &'static str) = RawArena::fail_internal;
+            return raw.alloc_slow(size, kind, site.addr()).map(|p| p.cast());
+        }
         // The closure reborrows `raw` for the call only; the arena is reached again through
         // `raw` itself afterwards, never through a pointer taken before that reborrow.
+        #[cfg(not(panic = "abort"))]
         match catch_unwind(AssertUnwindSafe(|| raw.alloc_slow(size, kind, site.addr()))) {
             Ok(result) => result.map(|p| p.cast()),
             Err(_) => {

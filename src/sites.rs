@@ -32,7 +32,10 @@ impl MethodSites {
     #[inline]
     pub(crate) fn record(&mut self, addr: usize) -> Result<(), ()> {
         let index = self.index_of(addr)?;
-        fallible::push(&mut self.of_alloc, index).map_err(drop)
+        match fallible::push_within(&mut self.of_alloc, index) {
+            Ok(()) => Ok(()),
+            Err(index) => fallible::push(&mut self.of_alloc, index).map_err(drop),
+        }
     }
 
     /// The index of `addr` in the table, added when new.

@@ -315,10 +315,20 @@ fn put_events(p: &mut TryBuf, events: &[Event], site_of: Option<&[u32]>) {
     }
 }
 
-/// One varint, out of line: the three of an event share its code (a trace is written at a
-/// method's end, where a call per number costs nothing that matters).
-#[inline(never)]
+/// One varint: a byte inline (most kinds, sizes and site indices), longer ones out of line,
+/// so that the three of an event share one copy of the encoder.
+#[inline(always)]
 fn put_one(p: &mut TryBuf, value: u64) {
+    if value < 0x80 {
+        p.put(&[value as u8]);
+    } else {
+        put_long(p, value);
+    }
+}
+
+/// [`put_one`] of a value of two bytes or more.
+#[inline(never)]
+fn put_long(p: &mut TryBuf, value: u64) {
     put_varint(p, value);
 }
 
