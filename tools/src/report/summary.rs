@@ -784,6 +784,7 @@ pub fn render_text(r: &Report) -> String {
             );
         }
     }
+    sites_hint(&mut o, r);
     let _ = writeln!(o);
     let _ = writeln!(o, "{}: {}", verdict_words(r), visible(&r.outcome.rule));
     if r.outcome.failures.len() > 1 {
@@ -792,6 +793,51 @@ pub fn render_text(r: &Report) -> String {
         }
     }
     o
+}
+
+/// After a regression, before the verdict: which contexts to replay with the trace on to see the allocation sites
+/// that grew, and the commands (`docs/memdiff.md`, "From the gate to the site").
+fn sites_hint(o: &mut String, r: &Report) {
+    let grew: Vec<(&str, String)> = r
+        .collections
+        .iter()
+        .filter(|c| c.diff.verdict.regression)
+        .filter_map(|c| {
+            let contexts: Vec<String> = c
+                .diff
+                .top_growth
+                .iter()
+                .filter(|m| m.context >= 0 && m.diff > m.base)
+                .take(3)
+                .map(|m| m.context.to_string())
+                .collect();
+            (!contexts.is_empty()).then(|| (c.name.as_str(), contexts.join(",")))
+        })
+        .collect();
+    if grew.is_empty() {
+        return;
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Which allocation sites grew: replay the contexts that grew most with both JITs and the trace on, then diff their sites:"
+    );
+    for (name, contexts) in grew {
+        // A pair of logs given as such names no collection file.
+        let mch = match name.contains(" vs ") {
+            true => "<collection>.mch".to_string(),
+            false => format!("{}.mch", shown(name)),
+        };
+        let _ = writeln!(
+            o,
+            "  {}: JITARENA_TRACE=sites/%m.jat superpmi -c {contexts} <base JIT> <diff JIT> {mch}",
+            shown(name),
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  then: jitarena sites sites/<base JIT>.jat sites/<diff JIT>.jat --base-module <base JIT> --diff-module <diff JIT>"
+    );
 }
 
 /// The console report over several collections: a header, a table of the collections, then
