@@ -118,7 +118,7 @@ for line in sys.stdin:
       i686-*) expected=COFF-i386 ;;
       aarch64-*) expected=COFF-ARM64 ;;
     esac
-    for lib in jitarena_replay_counted jitarena_replay_uncounted; do
+    for lib in jitarena_replay_counted jitarena_replay_uncounted jitarena_site; do
       need_file "$out_dir/$lib.lib" "build.rs's C driver for $target"
       format=$(llvm-readobj --coff-directives "$out_dir/$lib.lib")
       grep -q "^Format: $expected\$" <<<"$format" ||

@@ -118,9 +118,10 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct SitesArgs {
-    /// The base JIT's trace (version 2, with sites).
+    /// The base JIT's trace (version 2, with sites), or a directory of its traces (one per
+    /// process: JITARENA_TRACE=sites/%m/%p.jat).
     base: PathBuf,
-    /// The diff JIT's trace.
+    /// The diff JIT's trace, or a directory of them.
     diff: PathBuf,
     /// The base JIT's module (its shared library or program, with debug information); by
     /// default the file the trace names.
@@ -456,7 +457,9 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 top: args.top,
                 top_methods: args.top_methods,
             };
-            let d = crate::sites::diff_sites(&[args.base], &[args.diff], &options)?;
+            let base = crate::inputs::expand_inputs(&[args.base])?;
+            let diff = crate::inputs::expand_inputs(&[args.diff])?;
+            let d = crate::sites::diff_sites(&base, &diff, &options)?;
             warn_all(&d.warnings);
             write_out(&if args.json {
                 crate::sites::render::render_json(&d)

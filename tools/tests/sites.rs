@@ -471,3 +471,29 @@ fn the_example_jits_heavier_site_is_named_with_its_function_and_file() {
     let md = run("--markdown");
     assert!(md.contains("Sites that grew most"), "{md}");
 }
+
+#[test]
+fn a_directory_of_traces_is_a_side() {
+    // One trace per process (JITARENA_TRACE=sites/%m/%p.jat): a side's traces add up.
+    let dir = tmp("sites_dir");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (one, two) = (dir.join("1.jat"), dir.join("2.jat"));
+    write_trace(&one, &[("A:m()", vec![(0, 100, 0x10), (1, 50, 0x20)])]);
+    write_trace(&two, &[("A:n()", vec![(0, 30, 0x10), (1, 5, 0x20)])]);
+    let whole = tmp("sites_dir_whole.jat");
+    write_trace(
+        &whole,
+        &[
+            ("A:m()", vec![(0, 100, 0x10), (1, 50, 0x20)]),
+            ("A:n()", vec![(0, 30, 0x10), (1, 5, 0x20)]),
+        ],
+    );
+    let json: Value =
+        serde_json::from_str(&common::ok(&["sites", s(&dir), s(&whole), "--json"])).unwrap();
+    assert_eq!(json["base"]["traces"].as_array().unwrap().len(), 2);
+    assert_eq!(json["base"]["totals"], json["diff"]["totals"]);
+    for site in json["sites"].as_array().unwrap() {
+        assert_eq!(site["status"], "same", "{site}");
+    }
+}
