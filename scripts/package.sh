@@ -33,6 +33,10 @@
 # python) for the archives. On Debian as root, a missing mingw-w64 is installed with apt-get,
 # as scripts/windows/check.sh installs it; missing rustup targets are added.
 set -euo pipefail
+if [ "${BASH_VERSINFO[0]}" -lt 4 ]; then
+  echo "package: needs bash 4 or later, this is $BASH_VERSION (macOS: brew install bash)" >&2
+  exit 2
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 

@@ -4,11 +4,12 @@
 //! (`tests/package/`) finds it with `find_package(jitarena 0.1 REQUIRED)`, with no cargo on
 //! `PATH` and nothing of the checkout but the project's sources, links `jitarena::jitarena`,
 //! runs a method that is allocated, counted and recorded, and the package's own `bin/jitarena
-//! stats` reads the log. The package refuses another major version and a 32-bit build; pkg-config
-//! builds the same program, and the example JIT builds from the package. linux-x86 the same with
-//! -m32, when the i686 target is installed
+//! stats` reads the log. The package refuses another major version, a 32-bit build and a header
+//! of another ABI; pkg-config builds the same program, and the example JIT builds from the
+//! package. linux-x86 the same with -m32, when the i686 target is installed
 //! (`JITARENA_REQUIRE_PACKAGE_X86=1`, as `.ci/run` sets after installing it, makes it required).
-//! Skipped without cmake unless `JITARENA_REQUIRE_CMAKE=1`.
+//! Skipped without cmake unless `JITARENA_REQUIRE_CMAKE=1`. The release pipelines pass
+//! `scripts/check_workflow.py`, and fail it when broken.
 
 #[path = "../../tests/native/mod.rs"]
 mod native;
@@ -388,6 +389,26 @@ fn the_package_is_found_by_cmake_and_pkg_config_without_cargo() {
     let (code, text) = find_only(&dir.join("m32"), &x64_path, "0.1", "-m32");
     assert_ne!(code, 0, "a -m32 build took the linux-x64 package:\n{text}");
     assert!(text.contains("64bit"), "{text}");
+
+    // A header that is not the one the archive was built from is refused.
+    let header = x64.join("include/jitarena.h");
+    let original = std::fs::read_to_string(&header).expect("the header");
+    let line = original
+        .lines()
+        .find(|l| l.starts_with("#define JITARENA_ABI_VERSION "))
+        .expect("JITARENA_ABI_VERSION");
+    std::fs::write(
+        &header,
+        original.replacen(line, "#define JITARENA_ABI_VERSION 999u", 1),
+    )
+    .expect("a changed header");
+    let (code, text) = find_only(&dir.join("abi"), &x64_path, "0.1", "");
+    std::fs::write(&header, &original).expect("the header back");
+    assert_ne!(code, 0, "a header of another ABI was taken:\n{text}");
+    assert!(
+        text.contains("states ABI") && text.contains("999u"),
+        "{text}"
+    );
 
     // pkg-config: the same program, compiled and linked from the .pc file alone.
     if Command::new("pkg-config")
