@@ -63,8 +63,8 @@ impl<W: Write> LogWriter<W> {
         Ok(())
     }
 
-    /// Notes a compile that failed (a [`crate::format::spec::FRAME_FAILED`] frame), in place
-    /// of its record. Allocates nothing that cannot fail.
+    /// Notes a compile that failed (a failed-compile frame, type 6: `docs/formats.md`), in
+    /// place of its record. Allocates nothing that cannot fail.
     pub fn note_failed(
         &mut self,
         name: Option<&str>,
