@@ -497,3 +497,25 @@ fn a_directory_of_traces_is_a_side() {
         assert_eq!(site["status"], "same", "{site}");
     }
 }
+
+#[test]
+fn traces_without_sites_are_counted_at_one_place_with_a_warning() {
+    // A text trace (as the Cranelift traces are): every allocation at "(no site recorded)",
+    // the totals still those of the trace.
+    let text = tmp("sites_text.txt");
+    std::fs::write(
+        &text,
+        "method 1 - A:m()\nphase Import\nalloc ASTNode 24\nalloc LSRA 8\nmethod 2 - A:n()\nalloc LSRA 16\n",
+    )
+    .unwrap();
+    let (code, out, err) = common::cli(&["sites", s(&text), s(&text), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("its allocations carry no site"), "{err}");
+    let json: Value = serde_json::from_str(&out).unwrap();
+    check_sums(&json, "base", &text);
+    assert_eq!(json["base"]["unsited_allocations"], 3);
+    assert_eq!(
+        json["sites"][0]["diff_place"]["function"],
+        "(no site recorded)"
+    );
+}

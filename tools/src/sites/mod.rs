@@ -310,6 +310,7 @@ fn read_side(
     for (t, path) in traces.iter().enumerate() {
         let mut r = trace::open(path)?;
         let mut ids = Vec::new();
+        let before = side.figures.total.allocations;
         while let Some(mut m) = r.next_events()? {
             side.methods += 1;
             let schema = m.schema().clone();
@@ -359,6 +360,12 @@ fn read_side(
             }
         }
         warnings.extend(r.warnings());
+        if ids.is_empty() && side.figures.total.allocations > before {
+            warnings.push(format!(
+                "{}: its allocations carry no site (a text trace, a version-1 trace, or one written without sites): they are counted at {NO_SITE_NAME}; record the trace with JITARENA_TRACE from the JIT",
+                path.display(),
+            ));
+        }
         ids.sort_unstable();
         ids.dedup();
         let names = ids
