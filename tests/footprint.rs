@@ -14,7 +14,7 @@ use std::process::Command;
 use native::{link_program, run, workspace_root};
 
 /// The most text, in bytes, the JIT's library (profile `jit`) may add on x86_64 Linux: the
-/// figure measured on 2026-12-03 (144,080 once traces record each allocation's site: the
+/// figure measured on 2026-12-03 (144,344 once traces record each allocation's site: the
 /// module list, the site tables and their writer; 122,949 bytes with rustc 1.95 and gcc 12.2, once each log
 /// file was held by its one writer, `%m` named the module and a method's refusal said how to
 /// initialize one; 116,883 on 2026-12-02, once the C-facing code reached no panic; see

@@ -378,13 +378,18 @@ fn a_newer_version_is_refused_with_a_message() {
         "{}",
         err.message
     );
-    // Traces stay version 1.
-    let path = tmp("v2.jat");
-    std::fs::write(&path, header_for(Content::Trace, 2)).unwrap();
+    // Traces are version 2 (sites): a version-1 reader refused them with "reads version 1";
+    // this one refuses version 3.
+    let path = tmp("v3.jat");
+    std::fs::write(&path, header_for(Content::Trace, 3)).unwrap();
     let err = jitarena::trace::open(&path)
         .err()
-        .expect("a version-2 trace");
-    assert!(err.message.contains("reads version 1"), "{}", err.message);
+        .expect("a version-3 trace");
+    assert!(
+        err.message.contains("format version 3") && err.message.contains("reads versions 1 to 2"),
+        "{}",
+        err.message
+    );
 }
 
 /// A version-2 log of one schema of `kinds` kinds (no phases) and one record `body` after a
