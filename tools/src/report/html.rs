@@ -280,8 +280,11 @@ fn collection_sections(o: &mut String, d: &MemDiff, h: &str) {
     let _ = writeln!(o, "</table>");
     if d.has_kinds {
         let _ = writeln!(o, "<{h}>Kinds that moved most</{h}>");
+        // The bars say "No kind changed." when none did: the table then says nothing more.
         delta_bars(o, &d.kinds);
-        delta_table(o, "Kind", &d.kinds);
+        if d.kinds.iter().any(|r| r.base != r.diff) {
+            delta_table(o, "Kind", &d.kinds);
+        }
     }
     if !d.phases.is_empty() {
         let _ = writeln!(o, "<{h}>Phases</{h}>");
