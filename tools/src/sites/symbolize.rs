@@ -1,6 +1,7 @@
 //! Sites to source: a JIT module's DWARF line tables and inline frames, through the
-//! `addr2line` crate's loader (ELF, with the split debug files it finds: `.gnu_debuglink`,
-//! DWO). Windows' PE/PDB is not read yet: such modules give `module+offset`.
+//! `addr2line` crate's loader (ELF, split DWARF: `.dwo` and `.dwp` files). It does not follow
+//! `.gnu_debuglink`: a separate debug file is given as the module itself. Windows' PE/PDB is
+//! not read yet: such modules give `module+offset`.
 
 use std::collections::HashMap;
 use std::path::Path;
