@@ -9,9 +9,22 @@
 
 LAYOUT_CHECK(head_cursor, offsetof(jitarena_head, cursor) == 0);
 LAYOUT_CHECK(head_limit, offsetof(jitarena_head, limit) == sizeof(void*));
-LAYOUT_CHECK(head_kind_packed, offsetof(jitarena_head, kind_packed) == 2 * sizeof(void*));
-LAYOUT_CHECK(head_size, sizeof(jitarena_head) ==
-                            offsetof(jitarena_head, kind_packed) + 8 * JITARENA_KIND_SLOTS);
+LAYOUT_CHECK(head_mark_at, offsetof(jitarena_head, mark_at) == 2 * sizeof(void*));
+LAYOUT_CHECK(head_used_bias, offsetof(jitarena_head, used_bias) == 4 * sizeof(void*));
+/* The counters follow the five words, aligned as uint64_t is inside a struct on the target (to
+ * 8 on 32-bit ARM and Windows, to 4 on i686 Linux). */
+struct align_of_u64 {
+    char c;
+    uint64_t v;
+};
+#define U64_ALIGN offsetof(struct align_of_u64, v)
+LAYOUT_CHECK(head_kind_packed, offsetof(jitarena_head, kind_packed) ==
+                                   ((5 * sizeof(void*) + U64_ALIGN - 1) & ~(size_t)(U64_ALIGN - 1)));
+LAYOUT_CHECK(head_marks, offsetof(jitarena_head, marks) ==
+                             offsetof(jitarena_head, kind_packed) + 8 * JITARENA_KIND_SLOTS);
+LAYOUT_CHECK(head_size, sizeof(jitarena_head) >= offsetof(jitarena_head, marks) +
+                                                     JITARENA_MARKS * sizeof(jitarena_mark));
+LAYOUT_CHECK(mark_size, sizeof(jitarena_mark) == sizeof(void*) + 8);
 LAYOUT_CHECK(packed_one, JITARENA_PACKED_ONE == 0x100000000ull);
 LAYOUT_CHECK(every_slot_indexes, JITARENA_KIND_SLOTS == 256u);
 /* kinds_by_phase lies past the end of every ABI-1 config (which ended with `host`, its size
@@ -31,4 +44,10 @@ void* header_targets_alloc(jitarena* arena, size_t size, uint32_t kind) {
 void* header_targets_alloc_slot(jitarena* arena, size_t size, uint32_t kind);
 void* header_targets_alloc_slot(jitarena* arena, size_t size, uint32_t kind) {
     return jitarena_alloc_slot(arena, size, jitarena_kind_slot_of(kind));
+}
+void header_targets_phases(jitarena* arena);
+void header_targets_phases(jitarena* arena) {
+    jitarena_phase_begin(arena, 0);
+    jitarena_phase_end(arena, 1);
+    jitarena_phase_end(arena, 0);
 }
