@@ -2,8 +2,8 @@
 //! `jitarena_replay_uncounted`) from the header, twice: with counters and with
 //! `JITARENA_NO_COUNTERS`; and the exported slow path `jitarena_alloc_slow`
 //! (`src/driver/site.c`), which passes its return address, the allocation's site, to
-//! `jitarena_alloc_slow_at` (the library is a static archive: a Rust shared library would export
-//! only the Rust entry points, not this C one). Passes the target triple on to the tests that
+//! `jitarena_alloc_slow_at` (a cdylib exports only the Rust entry points, so the shared library
+//! lacks it: a JIT links the static archive). Passes the target triple on to the tests that
 //! compile C and C++ programs with the `cc` crate.
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");

@@ -91,8 +91,8 @@ rustup_targets() {
 # MSVC libraries are needed. +crt-static goes through the per-target RUSTFLAGS variable (only
 # the target's code, not the host's build script) and reaches the `cc` crate, which then
 # compiles with -MT: the driver's objects must name libcmt (the static CRT), not msvcrt.
-# Then the JIT's archive itself, jitarena.lib (--profile jit, the staticlib: nothing to link),
-# which also catches what only code generation sees; its
+# Then the JIT's archive itself, jitarena.lib (--profile jit, the staticlib alone: a cdylib
+# would need MSVC's linker), which also catches what only code generation sees; its
 # native-static-libs must name the static CRT. It is neither linked nor run here.
 check_msvc() {
   local target var lib out_dir format expected log
