@@ -414,27 +414,17 @@ static inline jitarena_kind_slot jitarena_kind_slot_of(uint32_t kind) {
  *  library), or a function that returns a block from elsewhere, or NULL. */
 typedef void* (*jitarena_on_failure)(jitarena* arena, size_t size, jitarena_kind_slot slot);
 
-/**
- * Allocates size bytes counted in kind slot `slot` (from jitarena_kind_slot_of()), as
- * jitarena_alloc_slot(); when the request fails, returns on_failure(arena, size, slot)
- * instead (NULL: returns NULL). The failure is tested on the out-of-line path alone, so a
- * caller that routes failures to on_failure has no test of the result on the inline path.
- *
- * `arena` must be a live arena: this inline path reads it without a check (NULL included).
- */
-static inline void* jitarena_alloc_slot_or(jitarena* arena, size_t size, jitarena_kind_slot slot,
-                                           jitarena_on_failure on_failure) {
-    jitarena_head* head = (jitarena_head*)arena;
-    uintptr_t cursor = head->cursor;
-    /* Size 0 wraps to the largest size: the slow path, which gives it a distinct block. A size
-     * within the window (which ends within a page, on a multiple of 8) rounds up within it. */
-    if (JITARENA_UNLIKELY(size - 1u >= (size_t)(head->limit - cursor))) {
-        void* block = jitarena_alloc_slow(arena, size, slot);
-        if (on_failure != NULL && block == NULL) {
-            return on_failure(arena, size, slot);
-        }
-        return block;
-    }
+/** Whether a request of `size` bytes fits the window at `cursor`: the inline paths' one compare.
+ *  Size 0 wraps to the largest size and so goes out of line, which gives it a distinct block; a
+ *  size within the window (which ends within a page, on a multiple of 8) rounds up within it. */
+static inline int jitarena_fits(const jitarena_head* head, uintptr_t cursor, size_t size) {
+    return !JITARENA_UNLIKELY(size - 1u >= (size_t)(head->limit - cursor));
+}
+
+/** The inline paths' hit, after jitarena_fits(): the bump of the cursor and one addition to
+ *  the slot's packed counter (compiled out with JITARENA_NO_COUNTERS). Returns the block. */
+static inline void* jitarena_take(jitarena_head* head, uintptr_t cursor, size_t size,
+                                  jitarena_kind_slot slot) {
     head->cursor = cursor + ((size + 7u) & ~(size_t)7u);
 #ifndef JITARENA_NO_COUNTERS
     {
@@ -447,10 +437,35 @@ static inline void* jitarena_alloc_slot_or(jitarena* arena, size_t size, jitaren
 #endif
         head->kind_packed[slot] += add;
     }
+#else
+    (void)slot;
 #endif
     /* True: cursor < limit here, and a window lies within a page (no page: both 0). */
     JITARENA_ASSUME(cursor != 0);
     return (void*)cursor;
+}
+
+/**
+ * Allocates size bytes counted in kind slot `slot` (from jitarena_kind_slot_of()), as
+ * jitarena_alloc_slot(); when the request fails, returns on_failure(arena, size, slot)
+ * instead (NULL: returns NULL). The failure is tested on the out-of-line path alone, so a
+ * caller that routes failures to on_failure has no test of the result on the inline path.
+ *
+ * `arena` must be a live arena: this inline path reads it without a check (NULL included).
+ */
+static inline void* jitarena_alloc_slot_or(jitarena* arena, size_t size, jitarena_kind_slot slot,
+                                           jitarena_on_failure on_failure) {
+    jitarena_head* head = (jitarena_head*)arena;
+    uintptr_t cursor = head->cursor;
+    void* block;
+    if (jitarena_fits(head, cursor, size)) {
+        return jitarena_take(head, cursor, size, slot);
+    }
+    block = jitarena_alloc_slow(arena, size, slot);
+    if (on_failure != NULL && block == NULL) {
+        return on_failure(arena, size, slot);
+    }
+    return block;
 }
 
 /** The return address of the function this is written in (NULL where the compiler has no
@@ -481,21 +496,10 @@ static inline void* jitarena_alloc_slot_at(jitarena* arena, size_t size, jitaren
                                            const void* site) {
     jitarena_head* head = (jitarena_head*)arena;
     uintptr_t cursor = head->cursor;
-    if (JITARENA_UNLIKELY(size - 1u >= (size_t)(head->limit - cursor))) {
-        return jitarena_alloc_slow_at(arena, size, slot, site);
+    if (jitarena_fits(head, cursor, size)) {
+        return jitarena_take(head, cursor, size, slot);
     }
-    head->cursor = cursor + ((size + 7u) & ~(size_t)7u);
-#ifndef JITARENA_NO_COUNTERS
-    {
-        uint64_t add = JITARENA_PACKED_ONE + size;
-#if defined(__clang__)
-        __asm__("" : "+r"(add));
-#endif
-        head->kind_packed[slot] += add;
-    }
-#endif
-    JITARENA_ASSUME(cursor != 0);
-    return (void*)cursor;
+    return jitarena_alloc_slow_at(arena, size, slot, site);
 }
 
 /**

@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
     jitarena_phase_mark(a, 1, JITARENA_MARK_SWITCH);
     jitarena_phase_mark_slow(a, 0, JITARENA_MARK_SWITCH);
     if (jitarena_alloc_slot_or(a, 8, 0, (jitarena_on_failure)NULL) == NULL) return 1;
+    {
+        jitarena_head* head = (jitarena_head*)a;
+        if (jitarena_fits(head, head->cursor, 8) && jitarena_take(head, head->cursor, 8, 0) == NULL) return 1;
+    }
     if (jitarena_alloc_slot_at(a, 8, 0, JITARENA_CALLER_SITE()) == NULL) return 1;
     if (jitarena_alloc_slow_at(a, 16, 1, (const void*)0) == NULL) return 1;
     jitarena_destroy(jitarena_create_checked(&cfg, JITARENA_ABI_VERSION, sizeof(jitarena_head)));
