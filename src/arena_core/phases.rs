@@ -68,8 +68,34 @@ impl PhaseBytes {
         let bytes = used.wrapping_sub(self.mark);
         self.mark = used;
         self.touched = true;
+        let (owner, next) = self.step(self.running, phase, op, bytes);
+        self.running = next;
+        Interval {
+            slot: owner as usize,
+            bytes,
+            running: next as usize,
+        }
+    }
+
+    /// Applies the head's marks in order, as [`PhaseBytes::mark`] does one, with the running
+    /// phase and the last mark kept in registers over the run.
+    pub(crate) fn marks(&mut self, marks: &[crate::sys::jitarena_mark]) {
+        let (mut last, mut running) = (self.mark, self.running);
+        self.touched |= !marks.is_empty();
+        for m in marks {
+            let used = m.used as u64;
+            let bytes = used.wrapping_sub(last);
+            last = used;
+            running = self.step(running, m.phase, m.op, bytes).1;
+        }
+        (self.mark, self.running) = (last, running);
+    }
+
+    /// One mark's step with `running` the running slot: the outer link it sets, the bytes
+    /// added to the slot they belong to; returns that slot and the one that runs next.
+    #[inline(always)]
+    fn step(&mut self, running: u32, phase: u32, op: u32, bytes: u64) -> (u32, u32) {
         let slot = phase.min(self.none);
-        let running = self.running;
         let (owner, next) = match op {
             JITARENA_MARK_BEGIN => {
                 // SAFETY: `slot <= none`, within `outer` (the struct's invariant).
@@ -90,47 +116,7 @@ impl PhaseBytes {
         // SAFETY: `owner` is `running` or `slot`, both at most `none`: within `bytes`.
         let sum = unsafe { self.bytes.get_unchecked_mut(owner as usize) };
         *sum = sum.wrapping_add(bytes);
-        self.running = next;
-        Interval {
-            slot: owner as usize,
-            bytes,
-            running: next as usize,
-        }
-    }
-
-    /// Applies the head's marks in order: [`PhaseBytes::mark`] with the running phase and the
-    /// last mark kept in registers over the run.
-    pub(crate) fn marks(&mut self, marks: &[crate::sys::jitarena_mark]) {
-        let (mut last, mut running) = (self.mark, self.running);
-        self.touched |= !marks.is_empty();
-        for m in marks {
-            let used = m.used as u64;
-            let bytes = used.wrapping_sub(last);
-            last = used;
-            let slot = m.phase.min(self.none);
-            let (owner, next) = match m.op {
-                JITARENA_MARK_BEGIN => {
-                    // SAFETY: `slot <= none`, within `outer` (the struct's invariant).
-                    unsafe { *self.outer.get_unchecked_mut(slot as usize) = running };
-                    (running, slot)
-                }
-                JITARENA_MARK_END => {
-                    // SAFETY: as above; `outer` holds slots up to `none`.
-                    let outer = unsafe { *self.outer.get_unchecked(slot as usize) };
-                    (slot, if slot == running { outer } else { running })
-                }
-                _ => {
-                    // SAFETY: as above.
-                    unsafe { *self.outer.get_unchecked_mut(slot as usize) = self.none };
-                    (running, slot)
-                }
-            };
-            // SAFETY: `owner` is `running` or `slot`, both at most `none`: within `bytes`.
-            let sum = unsafe { self.bytes.get_unchecked_mut(owner as usize) };
-            *sum = sum.wrapping_add(bytes);
-            running = next;
-        }
-        (self.mark, self.running) = (last, running);
+        (owner, next)
     }
 
     /// Bytes of `slot` when the arena has used `used` bytes: its closed intervals, and for the
