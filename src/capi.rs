@@ -541,12 +541,18 @@ pub unsafe extern "C" fn jitarena_alloc_slow_at(
         {
             // What the unwinding build calls on a panic, named so that it is used in both.
             let _caught: fn(&mut RawArena, &'static str) = RawArena::fail_internal;
-            return raw.alloc_slow(size, kind, site.addr()).map(|p| p.cast());
+            let p = raw.alloc_slow(size, kind, site.addr());
+            trace_part_if_full(raw);
+            return p.map(|p| p.cast());
         }
         // The closure reborrows `raw` for the call only; the arena is reached again through
         // `raw` itself afterwards, never through a pointer taken before that reborrow.
         #[cfg(not(panic = "abort"))]
-        match catch_unwind(AssertUnwindSafe(|| raw.alloc_slow(size, kind, site.addr()))) {
+        match catch_unwind(AssertUnwindSafe(|| {
+            let p = raw.alloc_slow(size, kind, site.addr());
+            trace_part_if_full(raw);
+            p
+        })) {
             Ok(result) => result.map(|p| p.cast()),
             Err(_) => {
                 raw.fail_internal("a panic was caught in jitarena_alloc_slow");
@@ -568,9 +574,20 @@ pub unsafe extern "C" fn jitarena_phase_mark_slow(arena: *mut jitarena, phase: u
     guard((), || {
         // SAFETY: forwarded contract. Taken on trust as the inline path's other slow path is:
         // the inline mark has read the head through this pointer already.
-        unsafe { arena_from_inline_path(arena)? }.mark_slow(phase, op);
+        let raw = unsafe { arena_from_inline_path(arena)? };
+        raw.mark_slow(phase, op);
+        trace_part_if_full(raw);
         Ok(())
     })
+}
+
+/// While a trace is recorded: once the arena's buffer of events is full, writes it as a part
+/// of the method (`recorder::trace_part`).
+#[inline(always)]
+fn trace_part_if_full(raw: &mut RawArena) {
+    if raw.trace.as_ref().is_some_and(|t| t.full()) {
+        recorder::trace_part(raw);
+    }
 }
 
 macro_rules! reader {

@@ -31,9 +31,12 @@ use std::path::Path;
 // Large files on 32-bit glibc: its `open`, `ftruncate` and `lseek` take a 32-bit offset there
 // (files stop at 2 GiB, as `EFBIG`), where the `64` variants, which `std::fs` uses, do not.
 #[cfg(all(unix, not(all(target_os = "linux", target_env = "gnu"))))]
-use libc::{ftruncate, lseek, off_t, open};
+use libc::{ftruncate, lseek, off_t, open, pwrite};
 #[cfg(all(unix, target_os = "linux", target_env = "gnu"))]
-use libc::{ftruncate64 as ftruncate, lseek64 as lseek, off64_t as off_t, open64 as open};
+use libc::{
+    ftruncate64 as ftruncate, lseek64 as lseek, off64_t as off_t, open64 as open,
+    pwrite64 as pwrite,
+};
 
 /// A file opened for writing, closed on drop.
 #[cfg(unix)]
@@ -153,6 +156,36 @@ impl OutFile {
         }
         self.to_empty = false;
         Ok(())
+    }
+
+    /// Whether the file is a regular file, whose bytes [`OutFile::write_at`] can write again.
+    pub(crate) fn is_regular(&self) -> bool {
+        // SAFETY: `stat` is plain data, for which all zeroes is a valid value.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `fd` is this file's open descriptor and `st` is writable for a `stat`.
+        let ok = unsafe { libc::fstat(self.fd, &mut st) } == 0;
+        ok && st.st_mode & libc::S_IFMT == libc::S_IFREG
+    }
+
+    /// Writes `bytes` over the file's at `offset` (written before), leaving its position
+    /// where it is: a trace's header's version.
+    pub(crate) fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let at =
+            off_t::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        loop {
+            // SAFETY: `fd` is this file's open descriptor; `bytes` is readable for its length.
+            let n = unsafe { pwrite(self.fd, bytes.as_ptr().cast(), bytes.len(), at) };
+            if n >= 0 && n as usize == bytes.len() {
+                return Ok(());
+            }
+            let e = match n {
+                0.. => io::Error::from(io::ErrorKind::WriteZero),
+                _ => io::Error::last_os_error(),
+            };
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
     }
 
     /// Empties the file at its first write, out of the path every later write takes.
@@ -312,6 +345,32 @@ impl OutFile {
                 Err(io::Error::from(io::ErrorKind::WouldBlock))
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the file is a regular file, whose bytes [`OutFile::write_at`] can write again.
+    pub(crate) fn is_regular(&self) -> bool {
+        cfg!(windows) && self.0.metadata().is_ok_and(|m| m.is_file())
+    }
+
+    /// Writes `bytes` over the file's at `offset` (written before), leaving its position at
+    /// the file's end, where every write goes: a trace's header's version.
+    pub(crate) fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        #[cfg(windows)]
+        {
+            use std::io::Seek;
+            use std::os::windows::fs::FileExt;
+            let n = self.0.seek_write(bytes, offset)?;
+            self.0.seek(io::SeekFrom::End(0))?;
+            if n != bytes.len() {
+                return Err(io::Error::from(io::ErrorKind::WriteZero));
+            }
+            Ok(())
+        }
+        #[cfg(not(windows))]
+        {
+            let _ = (offset, bytes);
+            Err(io::Error::from(io::ErrorKind::Unsupported))
         }
     }
 

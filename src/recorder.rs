@@ -20,11 +20,14 @@ use crate::error::{Error, ErrorCode};
 use crate::fallible::{self, out_of_memory};
 use crate::file::{self, OutFile};
 use crate::format::io_error;
+use crate::format::spec::VERSION_AT;
+use crate::format::TRACE_VERSION;
 use crate::log::LogWriter;
 use crate::message::{message, Message};
 use crate::shared::Shared;
 use crate::sites::MethodSites;
 use crate::trace::TraceWriter;
+use crate::trace_buffer::TraceBuffer;
 
 /// Who a finished method is, as passed to `jitarena_method_done`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -376,9 +379,15 @@ pub(crate) fn wants_method_info(arena: &RawArena) -> bool {
 /// Starts recording the allocations of arenas created from now on into a binary trace.
 pub fn trace_open(path: &str) -> Result<(), Error> {
     TRACE_ENV_DONE.store(true, Ordering::Release);
-    open_into(&mut lock(&TRACE), path, "trace", TraceWriter::new)?;
+    open_into(&mut lock(&TRACE), path, "trace", trace_writer)?;
     RECORDING.store(true, Ordering::Release);
     Ok(())
+}
+
+/// A trace's writer for `file`: one that may write methods in parts.
+fn trace_writer(file: OutFile) -> std::io::Result<TraceWriter<OutFile>> {
+    let late = file.is_regular();
+    TraceWriter::for_parts(file, late)
 }
 
 /// Stops recording and closes the trace.
@@ -397,7 +406,7 @@ pub(crate) fn trace_recording() -> Result<bool, Error> {
         if !out.env_consulted {
             out.env_consulted = true;
             let opened = match file::env_var(c"JITARENA_TRACE") {
-                Ok(Some(path)) => open_into(&mut out, &path, "trace", TraceWriter::new).map(Some),
+                Ok(Some(path)) => open_into(&mut out, &path, "trace", trace_writer).map(Some),
                 Ok(None) => Ok(None),
                 Err(()) => Err(out_of_memory("no memory for the value of JITARENA_TRACE")),
             };
@@ -586,10 +595,13 @@ fn append_log(
     )
 }
 
+/// Appends a method's events to the trace: in its one frame, or, when parts of it were
+/// written, in its closing frame (none when a part could not be written, or events were
+/// lost: its parts are then left unclosed, which readers drop).
 fn append_trace(
     schema: &Shared<Schema>,
     m: MethodRef<'_>,
-    events: &mut Vec<crate::sys::jitarena_event>,
+    events: &mut TraceBuffer,
     sites: &mut MethodSites,
     short: bool,
 ) -> Result<(), Error> {
@@ -600,11 +612,19 @@ fn append_trace(
             let why = "no memory to record every event of this method: its trace is not written";
             Err(out_of_memory(why))
         }
+        Some(sink) if !sink.inherited() && (events.broken.is_some() || events.lost) => {
+            Err(lost_method(sink, events))
+        }
         Some(sink) => append(
             sink,
             "trace",
             TraceWriter::torn,
-            |w| w.write_events_sited(schema, m.name, m.context, m.tier, events, sites),
+            |w| match events.parts {
+                0 => {
+                    w.write_events_sited(schema, m.name, m.context, m.tier, events.events(), sites)
+                }
+                _ => w.write_close(schema, (m.name, m.context, m.tier), events, sites),
+            },
             |_| None,
             |w| w.remove_torn(truncate_file),
         ),
@@ -614,6 +634,74 @@ fn append_trace(
     sites.clear();
     result
 }
+
+/// Why a method whose parts could not all be written is not in the trace.
+fn lost_method(sink: &OpenFile<TraceWriter<OutFile>>, events: &mut TraceBuffer) -> Error {
+    match events.broken.take() {
+        Some(e) => {
+            let text = message!(
+                e.message.as_ref(),
+                "; this method was being written in parts: its closing frame is not written, \
+                 and readers drop its parts"
+            );
+            Error::new(e.code, text)
+        }
+        None => Error::new(
+            ErrorCode::Io,
+            message!(
+                sink.path.as_path(),
+                ": events of this method were recorded while no trace was open, so its trace \
+                 is not written"
+            ),
+        ),
+    }
+}
+
+/// While a method is recorded: writes the events its arena holds, once they fill the
+/// buffer, as a part of the method (`docs/formats.md`, "Methods in parts"). A part that
+/// cannot be written (or that nothing would read: no trace open, events missing) is dropped,
+/// and the method writes nothing more; its end says why.
+#[cold]
+#[inline(never)]
+pub(crate) fn trace_part(arena: &mut RawArena) {
+    let Some(events) = arena.trace.as_mut().filter(|e| e.full()) else {
+        return;
+    };
+    let sites = &mut arena.trace_sites;
+    if arena.trace_short || events.broken.is_some() || events.lost {
+        events.drop_held();
+        sites.part_written();
+        return;
+    }
+    let mut out = lock(&TRACE);
+    let Some(sink) = out.open.as_mut().filter(|sink| !sink.inherited()) else {
+        events.drop_held();
+        sites.part_written();
+        return;
+    };
+    if events.stream == 0 {
+        events.stream = STREAMS.fetch_add(1, Ordering::Relaxed);
+    }
+    let written = append(
+        sink,
+        "trace",
+        TraceWriter::torn,
+        |w| w.write_part(events, sites, |f| f.write_at(VERSION_AT, &[TRACE_VERSION])),
+        |_| None,
+        |w| w.remove_torn(truncate_file),
+    );
+    match written {
+        Ok(()) => events.part_written(sites.addrs().len()),
+        Err(e) => {
+            events.drop_held();
+            events.broken = Some(e);
+        }
+    }
+    sites.part_written();
+}
+
+/// The next stream id of a method written in parts: unique in the process.
+static STREAMS: AtomicU64 = AtomicU64::new(1);
 
 /// The process-wide aggregate: per schema, the number of methods and their summed counters.
 pub fn aggregate() -> Vec<(Shared<Schema>, u64, Counters)> {

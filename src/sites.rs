@@ -105,6 +105,12 @@ impl MethodSites {
         self.table.fill(0);
     }
 
+    /// After a part of the method was written: its allocations' indices are let go of (the
+    /// table stays, so that later allocations keep their sites' indices).
+    pub(crate) fn part_written(&mut self) {
+        self.of_alloc.clear();
+    }
+
     /// The distinct sites, in order of first use.
     pub(crate) fn addrs(&self) -> &[usize] {
         &self.addrs

@@ -22,7 +22,10 @@ use crate::sys::{
     JITARENA_MAX_PHASES, JITARENA_NO_PHASE,
 };
 
-use crate::format::spec::{FRAME_EVENTS, FRAME_MODULE};
+use crate::format::spec::{
+    FRAME_CLOSE, FRAME_EVENTS, FRAME_MODULE, FRAME_PART, TRACE_VERSION, TRACE_VERSION_WHOLE,
+};
+use crate::trace_buffer::TraceBuffer;
 
 /// An allocation's site in a version-2 trace: a module of the trace (its id, from 1; 0 when
 /// unknown) and the site's offset from the module's load address (the virtual address of
@@ -83,6 +86,8 @@ pub struct TraceWriter<W: Write> {
     modules: Modules,
     /// A module frame's payload, put together before the frame.
     scratch: TryBuf,
+    /// Whether the header says version 3, which a trace holding a part must.
+    says_parts: bool,
 }
 
 impl<W: Write> TraceWriter<W> {
@@ -93,10 +98,26 @@ impl<W: Write> TraceWriter<W> {
 
     /// Starts a trace: writes the file header.
     pub fn new(out: W) -> std::io::Result<TraceWriter<W>> {
+        TraceWriter::with_version(out, TRACE_VERSION_WHOLE)
+    }
+
+    /// Starts a JIT's trace, which may hold methods in parts: a file whose header can be
+    /// written again in place (`late`) says version 2 until its first part, any other
+    /// (a pipe) version 3 from the start.
+    pub(crate) fn for_parts(out: W, late: bool) -> std::io::Result<TraceWriter<W>> {
+        let version = match late {
+            true => TRACE_VERSION_WHOLE,
+            false => TRACE_VERSION,
+        };
+        TraceWriter::with_version(out, version)
+    }
+
+    fn with_version(out: W, version: u8) -> std::io::Result<TraceWriter<W>> {
         Ok(TraceWriter {
-            frames: FrameWriter::new(out, Content::Trace)?,
+            frames: FrameWriter::with_version(out, Content::Trace, version)?,
             modules: Modules::default(),
             scratch: TryBuf::default(),
+            says_parts: version >= 3,
         })
     }
 
@@ -246,6 +267,56 @@ impl<W: Write> TraceWriter<W> {
         result
     }
 
+    /// Writes the events `buffer` holds as a part of its method (stream `buffer.stream`,
+    /// number `buffer.parts`), with the site-table entries new since the part before and the
+    /// frames of the modules they name first. Before the trace's first part, `patch` makes
+    /// the header say version 3 (`docs/formats.md`, "Methods in parts").
+    pub(crate) fn write_part(
+        &mut self,
+        buffer: &TraceBuffer,
+        sites: &MethodSites,
+        patch: impl FnOnce(&mut W) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        if !self.says_parts {
+            if self.frames.torn().is_some() {
+                return Err(std::io::Error::from(std::io::ErrorKind::Other));
+            }
+            patch(self.frames.output())?;
+            self.says_parts = true;
+        }
+        let (modules, scratch) = (&mut self.modules, &mut self.scratch);
+        modules.method_start();
+        let result = self.frames.write_unnamed(FRAME_PART, |frames, p| {
+            put_varint(p, buffer.stream);
+            put_varint(p, buffer.parts);
+            put_piece(modules, scratch, frames, p, buffer, sites)
+        });
+        settle_modules(modules, result.is_ok());
+        result
+    }
+
+    /// Ends a method written in parts: its closing frame, naming it as a method's frame
+    /// does, with its stream id, its number of parts and the events `buffer` still holds.
+    pub(crate) fn write_close(
+        &mut self,
+        schema: &Shared<Schema>,
+        method: (Option<&str>, i64, Option<&str>),
+        buffer: &TraceBuffer,
+        sites: &MethodSites,
+    ) -> std::io::Result<()> {
+        let (modules, scratch) = (&mut self.modules, &mut self.scratch);
+        modules.method_start();
+        let result = self
+            .frames
+            .write_with_frames(FRAME_CLOSE, schema, method, |frames, p| {
+                put_varint(p, buffer.stream);
+                put_varint(p, buffer.parts);
+                put_piece(modules, scratch, frames, p, buffer, sites)
+            });
+        settle_modules(modules, result.is_ok());
+        result
+    }
+
     /// After a failed write, removes the part of the method that reached the output, as
     /// [`crate::log::LogWriter::remove_torn`] does. Until it succeeds, writes are refused.
     pub fn remove_torn(
@@ -295,6 +366,50 @@ fn put_site(
     module_frame(modules, scratch, frames, module)?;
     put_varint(p, u64::from(module));
     put_varint(p, offset);
+    Ok(())
+}
+
+/// A piece of a method in parts, after its frame's head: its allocations carry sites (1),
+/// the site-table entries new since the part before (each after its module's frame if the
+/// trace lacks it), the fix-up it carries (0 or 1: a position and a phase), its events. An
+/// allocation without its site (one could not be recorded) fails as memory does.
+fn put_piece(
+    modules: &mut Modules,
+    scratch: &mut TryBuf,
+    frames: &mut TryBuf,
+    p: &mut TryBuf,
+    buffer: &TraceBuffer,
+    sites: &MethodSites,
+) -> std::io::Result<()> {
+    let events = buffer.events();
+    let allocations = events
+        .iter()
+        .filter(|e| e.op != JITARENA_EVENT_PHASE)
+        .count();
+    if allocations != sites.of_alloc().len() {
+        return Err(std::io::Error::from(std::io::ErrorKind::OutOfMemory));
+    }
+    put_varint(p, 1);
+    let new = sites
+        .addrs()
+        .get(buffer.sites_written..)
+        .unwrap_or_default();
+    put_varint(p, new.len() as u64);
+    for &addr in new {
+        let (module, offset) = modules
+            .locate(addr)
+            .map_err(|()| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+        put_site(modules, scratch, frames, p, module, offset)?;
+    }
+    match buffer.fixup {
+        Some((at, phase)) => {
+            put_varint(p, 1);
+            put_varint(p, at);
+            put_varint(p, u64::from(phase));
+        }
+        None => put_varint(p, 0),
+    }
+    put_events(p, events, Some(sites.of_alloc()));
     Ok(())
 }
 
@@ -382,14 +497,42 @@ pub struct TraceReader {
     chunk_sites: Vec<u32>,
     /// The site table of the method handed out last.
     sites: Vec<Site>,
+    /// The method in parts handed out last: its events' bytes and fix-ups.
+    closed: Parts,
+    /// Methods in parts dropped so far because they never closed.
+    dropped: u64,
+}
+
+/// The parts of a method read so far (a binary trace's stream), kept encoded until its
+/// closing frame: its event bytes, checked, after one another.
+#[derive(Default)]
+struct Parts {
+    /// Where its first part starts in the file.
+    first: u64,
+    /// The parts read.
+    parts: u64,
+    /// Whether its allocations carry sites.
+    sited: bool,
+    /// Its site table so far.
+    sites: Vec<Site>,
+    /// The phase switches put in before events: their positions among the method's events,
+    /// and their phases.
+    fixups: Vec<(u64, u32)>,
+    /// Its events so far (fix-ups left out), and how many are allocations.
+    events: u64,
+    allocations: u64,
+    /// The events' bytes.
+    bytes: Vec<u8>,
 }
 
 enum Inner {
-    /// A binary trace, read frame by frame, with the schemas, tiers and modules seen so far.
+    /// A binary trace, read frame by frame, with the schemas, tiers and modules seen so far,
+    /// and the methods in parts not closed yet, by stream id.
     Binary {
         frames: Box<FrameReader>,
         dict: DictionaryReader,
         modules: Vec<Option<String>>,
+        streams: HashMap<u64, Parts>,
     },
     /// A text trace, parsed whole (its kind list is known only at its end), reversed for
     /// popping.
@@ -412,6 +555,7 @@ pub fn from_source(source: Source) -> Result<TraceReader, Error> {
             frames: Box::new(FrameReader::from_source(source, Content::Trace)?),
             dict: DictionaryReader::for_traces(),
             modules: Vec::new(),
+            streams: HashMap::new(),
         },
         Some(Content::Log) => return Err(Error::new(
             ErrorCode::Io,
@@ -429,6 +573,8 @@ pub fn from_source(source: Source) -> Result<TraceReader, Error> {
         chunk: Vec::new(),
         chunk_sites: Vec::new(),
         sites: Vec::new(),
+        closed: Parts::default(),
+        dropped: 0,
     })
 }
 
@@ -447,11 +593,17 @@ pub struct MethodEvents<'r> {
 }
 
 enum Events<'r> {
-    /// The rest of a binary trace's frame, `left` events, decoded into `chunk` (and each
-    /// one's site into `chunk_sites`, `sited` when allocations carry one); `frames` for the
-    /// message of an event that cannot be decoded.
+    /// The rest of a binary trace's method, `left` encoded events from byte `at` of `bytes`
+    /// (its frame's payload, or its parts' event bytes) and the `fixups` not yet put in
+    /// (`index`: the position of the next event), decoded into `chunk` (and each one's site
+    /// into `chunk_sites`, `sited` when allocations carry one); `frames` and `offset` (the
+    /// method's frame) for the message of an event that cannot be decoded.
     Binary {
         frames: &'r FrameReader,
+        offset: u64,
+        bytes: &'r [u8],
+        fixups: &'r [(u64, u32)],
+        index: u64,
         at: usize,
         left: u64,
         sited: bool,
@@ -518,28 +670,41 @@ impl MethodEvents<'_> {
             }
             Events::Binary {
                 frames,
+                offset,
+                bytes,
+                fixups,
+                index,
                 at,
                 left,
                 sited,
                 chunk,
                 chunk_sites,
             } => {
-                if *left == 0 {
+                let all = *left + fixups.len() as u64;
+                if all == 0 {
                     return Ok(None);
                 }
-                let frame = frames.frame();
-                let mut p = Payload::at(&frame.payload, *at);
-                let n = (*left).min(CHUNK_EVENTS as u64) as usize;
+                let mut p = Payload::at(bytes, *at);
+                let n = all.min(CHUNK_EVENTS as u64) as usize;
                 chunk.clear();
                 chunk_sites.clear();
                 for _ in 0..n {
-                    let (event, site) = decode_event(&mut p, *sited)
-                        .map_err(|e| frames.corrupt(frame.offset, e.0))?;
+                    let (event, site) = match fixups.split_first() {
+                        Some((&(pos, phase), rest)) if pos == *index => {
+                            *fixups = rest;
+                            (phase_event(phase), NO_SITE)
+                        }
+                        _ => {
+                            *left = left.saturating_sub(1);
+                            decode_event(&mut p, *sited)
+                                .map_err(|e| frames.corrupt(*offset, e.0))?
+                        }
+                    };
+                    *index += 1;
                     chunk.push(event);
                     chunk_sites.push(site);
                 }
                 *at = p.position();
-                *left -= n as u64;
                 Ok(Some((&chunk[..], &chunk_sites[..])))
             }
         }
@@ -573,6 +738,8 @@ impl TraceReader {
         let chunk = &mut self.chunk;
         let chunk_sites = &mut self.chunk_sites;
         let sites = &mut self.sites;
+        let closed = &mut self.closed;
+        let dropped = &mut self.dropped;
         match &mut self.inner {
             Inner::Text { methods, .. } => Ok(methods.pop().map(|m| MethodEvents {
                 events: m.events.len() as u64,
@@ -594,32 +761,58 @@ impl TraceReader {
                 frames,
                 dict,
                 modules,
+                streams,
             } => {
                 let version = frames.version();
                 while frames.advance()? {
                     let frame = frames.frame();
+                    let corrupt = |e: Malformed| frames.corrupt(frame.offset, e.0);
                     if dict.take(frame, frames)? {
                         continue;
                     }
                     if frame.kind == FRAME_MODULE && version >= 2 {
-                        read_module(&frame.payload, modules)
-                            .map_err(|e| frames.corrupt(frame.offset, e.0))?;
+                        read_module(&frame.payload, modules).map_err(corrupt)?;
                         continue;
                     }
-                    if frame.kind != FRAME_EVENTS {
+                    if frame.kind == FRAME_PART && version >= 3 {
+                        read_part(&frame.payload, frame.offset, modules, streams)
+                            .map_err(corrupt)?;
                         continue;
                     }
-                    let checked = check_events(dict, &frame.payload, version, modules, sites)
-                        .map_err(|e| frames.corrupt(frame.offset, e.0))?;
+                    let (checked, in_parts) = match frame.kind {
+                        FRAME_CLOSE if version >= 3 => {
+                            let (checked, parts) =
+                                read_close(dict, &frame.payload, modules, streams)
+                                    .map_err(corrupt)?;
+                            *closed = parts;
+                            *sites = std::mem::take(&mut closed.sites);
+                            (checked, true)
+                        }
+                        FRAME_EVENTS => {
+                            let checked =
+                                check_events(dict, &frame.payload, version, modules, sites)
+                                    .map_err(corrupt)?;
+                            (checked, false)
+                        }
+                        _ => continue,
+                    };
                     let frames: &FrameReader = frames;
+                    let (bytes, fixups): (&[u8], &[(u64, u32)]) = match in_parts {
+                        true => (&closed.bytes, &closed.fixups),
+                        false => (&frames.frame().payload, &[]),
+                    };
                     return Ok(Some(MethodEvents {
                         schema: checked.schema,
                         info: checked.info,
-                        events: checked.events,
+                        events: checked.events + fixups.len() as u64,
                         allocations: checked.allocations,
                         sites: &sites[..],
                         source: Events::Binary {
                             frames,
+                            offset: frames.frame().offset,
+                            bytes,
+                            fixups,
+                            index: 0,
                             at: checked.at,
                             left: checked.events,
                             sited: checked.sited,
@@ -628,6 +821,7 @@ impl TraceReader {
                         },
                     }));
                 }
+                drop_unclosed(frames, streams, dropped);
                 Ok(None)
             }
         }
@@ -653,7 +847,16 @@ impl TraceReader {
         }
     }
 
-    /// Warnings so far (a cut-short last method of a binary trace).
+    /// Methods in parts that were dropped because their closing frame never came (the process
+    /// died or stopped writing while recording them, a part could not be written, the file
+    /// is cut short): counted at the end of the trace, which [`TraceReader::warnings`] then
+    /// says.
+    pub fn dropped_methods(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Warnings so far (a cut-short last method of a binary trace, methods in parts that
+    /// never closed).
     pub fn warnings(&self) -> Vec<String> {
         match &self.inner {
             Inner::Binary { frames, .. } => frames.warnings.clone(),
@@ -762,6 +965,153 @@ fn check_events(
         sited,
         at,
     })
+}
+
+/// A part of a method in parts: its stream id, its number (the next of its stream's), its
+/// piece, kept in `streams` until the method's closing frame.
+fn read_part(
+    payload: &[u8],
+    offset: u64,
+    modules: &[Option<String>],
+    streams: &mut HashMap<u64, Parts>,
+) -> Result<(), Malformed> {
+    let mut p = Payload::new(payload);
+    let stream = p.varint()?;
+    let part = p.varint()?;
+    let parts = streams.entry(stream).or_default();
+    if part != parts.parts {
+        return Err(Malformed(
+            "a method's part comes out of order (one before it is missing or repeated)",
+        ));
+    }
+    if part == 0 {
+        parts.first = offset;
+    }
+    read_piece(&mut p, parts, modules)?;
+    parts.parts += 1;
+    Ok(())
+}
+
+/// A method's closing frame: the method's info, its stream id, its number of parts (all read
+/// before it), its last piece. Gives the method, checked whole, and its parts.
+fn read_close(
+    dict: &DictionaryReader,
+    payload: &[u8],
+    modules: &[Option<String>],
+    streams: &mut HashMap<u64, Parts>,
+) -> Result<(Checked, Parts), Malformed> {
+    let mut p = Payload::new(payload);
+    let (schema, info) = dict.info(&mut p)?;
+    let stream = p.varint()?;
+    let count = p.varint()?;
+    let mut parts = streams.remove(&stream).unwrap_or_default();
+    if parts.parts != count {
+        return Err(Malformed(
+            "its method's parts are not all in the trace before its closing frame",
+        ));
+    }
+    read_piece(&mut p, &mut parts, modules)?;
+    let checked = Checked {
+        schema,
+        info,
+        events: parts.events,
+        allocations: parts.allocations,
+        sited: parts.sited,
+        at: 0,
+    };
+    Ok((checked, parts))
+}
+
+/// A piece of a method in parts (`docs/formats.md`, "Methods in parts"): whether its
+/// allocations carry sites (as every piece before), the site-table entries it adds (their
+/// modules named before), its fix-ups (each before an event of an earlier piece, in order),
+/// its events, each checked (a site within the table so far), whose bytes join `parts`.
+fn read_piece(
+    p: &mut Payload<'_>,
+    parts: &mut Parts,
+    modules: &[Option<String>],
+) -> Result<(), Malformed> {
+    let sited = match p.varint()? {
+        0 => false,
+        1 => true,
+        _ => {
+            return Err(Malformed(
+                "a method's piece says neither 0 nor 1 for its sites",
+            ))
+        }
+    };
+    if parts.parts > 0 && sited != parts.sited {
+        return Err(Malformed(
+            "a method's parts disagree on whether its allocations carry sites",
+        ));
+    }
+    parts.sited = sited;
+    let n = p.count(p.remaining() as u64 / 2)?;
+    for _ in 0..n {
+        let module = u32::try_from(p.varint()?)
+            .ok()
+            .filter(|&m| m == 0 || modules.get(m as usize - 1).is_some_and(Option::is_some))
+            .ok_or(Malformed("a site names a module with no frame before it"))?;
+        let offset = p.varint()?;
+        parts.sites.push(Site { module, offset });
+    }
+    let n = p.count(p.remaining() as u64 / 2)?;
+    for _ in 0..n {
+        let at = p.varint()?;
+        let phase = u32::try_from(p.varint()?)
+            .map_err(|_| Malformed("a fix-up's phase is out of range"))?;
+        let written = parts.events + parts.fixups.len() as u64;
+        if at >= written || parts.fixups.last().is_some_and(|&(last, _)| at <= last) {
+            return Err(Malformed(
+                "a fix-up is not before the events written already, or out of order",
+            ));
+        }
+        parts.fixups.push((at, phase));
+    }
+    let n = p.count(p.remaining() as u64)?;
+    let start = p.position();
+    for _ in 0..n {
+        let (event, site) = decode_event(p, sited)?;
+        if event.op == JITARENA_EVENT_ALLOC {
+            parts.allocations += 1;
+            if sited && site as usize >= parts.sites.len() {
+                return Err(Malformed(
+                    "an allocation's site is outside its method's site table",
+                ));
+            }
+        }
+    }
+    if !p.is_done() {
+        return Err(Malformed("it has bytes after its last event"));
+    }
+    parts.events += n as u64;
+    let bytes = p.all().get(start..).unwrap_or_default();
+    parts.bytes.extend_from_slice(bytes);
+    Ok(())
+}
+
+/// At the end of a trace: the methods in parts that never closed are dropped, counted in
+/// `dropped`, and a warning says so.
+fn drop_unclosed(frames: &mut FrameReader, streams: &mut HashMap<u64, Parts>, dropped: &mut u64) {
+    if streams.is_empty() {
+        return;
+    }
+    let mut firsts: Vec<u64> = streams.values().map(|s| s.first).collect();
+    firsts.sort_unstable();
+    let events: u64 = streams.values().map(|s| s.events).sum();
+    let shown: Vec<String> = firsts.iter().take(5).map(u64::to_string).collect();
+    let more = match firsts.len() > 5 {
+        true => ", ...",
+        false => "",
+    };
+    frames.warnings.push(format!(
+        "{}: {} method(s) written in parts never closed (first parts at byte {}{more}), as when the process died or its trace write failed while recording them, or the file is cut short; their {events} events are dropped and every whole method is read",
+        frames.path().display(),
+        firsts.len(),
+        shown.join(", "),
+    ));
+    *dropped += firsts.len() as u64;
+    streams.clear();
 }
 
 /// One event of a method's frame, and its site index ([`NO_SITE`] unless `sited` and an

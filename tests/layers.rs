@@ -29,7 +29,7 @@ const LIBRARY: &[(&str, &[&str])] = &[
             "file.rs",
         ],
     ),
-    ("model", &["counters.rs", "sites.rs"]),
+    ("model", &["counters.rs", "sites.rs", "trace_buffer.rs"]),
     ("format", &["format/", "log/", "trace.rs"]),
     (
         "arena core",

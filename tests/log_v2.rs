@@ -378,15 +378,15 @@ fn a_newer_version_is_refused_with_a_message() {
         "{}",
         err.message
     );
-    // Traces are version 2 (sites): a version-1 reader refused them with "reads version 1";
-    // this one refuses version 3.
-    let path = tmp("v3.jat");
-    std::fs::write(&path, header_for(Content::Trace, 3)).unwrap();
+    // Traces are version 2 (sites), or 3 once they hold a method in parts: a version-2
+    // reader refuses those with "reads versions 1 to 2"; this one refuses version 4.
+    let path = tmp("v4.jat");
+    std::fs::write(&path, header_for(Content::Trace, 4)).unwrap();
     let err = jitarena::trace::open(&path)
         .err()
-        .expect("a version-3 trace");
+        .expect("a version-4 trace");
     assert!(
-        err.message.contains("format version 3") && err.message.contains("reads versions 1 to 2"),
+        err.message.contains("format version 4") && err.message.contains("reads versions 1 to 3"),
         "{}",
         err.message
     );

@@ -27,6 +27,7 @@ use crate::sys::{
     jitarena_event, jitarena_head, jitarena_mark, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE,
     JITARENA_MARKS, JITARENA_MAX_KINDS,
 };
+use crate::trace_buffer::TraceBuffer;
 
 /// The bytes of the head's marks: `head.mark_end` of an arena that takes marks inline.
 const MARKS_BYTES: usize = JITARENA_MARKS as usize * std::mem::size_of::<jitarena_mark>();
@@ -112,9 +113,9 @@ pub(crate) struct RawArena {
     phases: PhaseBytes,
     /// Bytes per (phase, kind), when the config asked for them.
     by_phase: Option<KindsByPhase>,
-    /// While recording a trace: this method's events so far (the inline window is kept empty
-    /// so that every allocation comes through the slow path and is seen here).
-    pub(crate) trace: Option<Vec<jitarena_event>>,
+    /// While recording a trace: this method's events not written yet (the inline window is
+    /// kept empty so that every allocation comes through the slow path and is seen here).
+    pub(crate) trace: Option<TraceBuffer>,
     /// Whether an event of this method could not be recorded for lack of memory: the method's
     /// trace is then refused at its end rather than written with events missing.
     pub(crate) trace_short: bool,
@@ -174,7 +175,7 @@ impl RawArena {
             limit_hit: false,
             phases: phase_bytes,
             by_phase,
-            trace: setup.trace.then(Vec::new),
+            trace: setup.trace.then(TraceBuffer::default),
             trace_short: false,
             trace_sites: MethodSites::default(),
             trace_mark: (0, phases),
@@ -261,7 +262,7 @@ impl RawArena {
                 arg: kind,
                 size: size as u64,
             };
-            self.trace_short |= fallible::push(events, event).is_err();
+            self.trace_short |= events.push(event).is_err();
             self.trace_short |= self.trace_sites.record(site).is_err();
         }
         let slot = kind.min(JITARENA_MAX_KINDS) as usize;
@@ -513,15 +514,14 @@ impl RawArena {
         };
         let mut ends_in = named;
         if interval.slot != named && at < events.len() {
-            if events.try_reserve(1).is_ok() {
-                events.insert(at, switch(interval.slot)); // within the room: no growth
+            if events.insert(at, switch(interval.slot)).is_ok() {
                 ends_in = interval.slot;
             } else {
                 self.trace_short = true;
             }
         }
         if interval.running != ends_in {
-            self.trace_short |= fallible::push(events, switch(interval.running)).is_err();
+            self.trace_short |= events.push(switch(interval.running)).is_err();
         }
         self.trace_mark = (events.len(), interval.running);
     }
@@ -761,7 +761,7 @@ impl RawArena {
         self.rebias();
         // A long method's events are not held while the arena waits.
         if let Some(events) = &mut self.trace {
-            *events = Vec::new();
+            events.release();
         }
         self.trace_sites = MethodSites::default();
     }

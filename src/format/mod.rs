@@ -35,6 +35,7 @@ pub use source::{io_error, sniff, Input, Source};
 pub use spec::Malformed;
 pub use spec::{
     header, header_for, Content, HEADER_LEN, LOG_VERSION, MAGIC, MAX_FRAME, TRACE_VERSION,
+    TRACE_VERSION_WHOLE,
 };
 pub(crate) use varint::{strict_at, varint_at, MAX_VARINT};
 

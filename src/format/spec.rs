@@ -9,10 +9,16 @@ pub const HEADER_LEN: usize = 12;
 /// The format version of the stats logs this build writes (it reads versions 1 and 2): version 2
 /// has the compact method record (`docs/formats.md`).
 pub const LOG_VERSION: u8 = 2;
-/// The format version of the traces this build writes (it reads versions 1 and 2): version 2
-/// gives each allocation its site (a per-method site table over module frames;
-/// `docs/formats.md`, "Sites").
-pub const TRACE_VERSION: u8 = 2;
+/// The newest trace format version this build reads (it reads versions 1 to 3): version 2 gives
+/// each allocation its site (a per-method site table over module frames; `docs/formats.md`,
+/// "Sites"); version 3 may hold methods written in parts (part frames and a closing frame), which
+/// version-2 readers would skip. A trace says version 3 only once it holds a part.
+pub const TRACE_VERSION: u8 = 3;
+/// The version of a trace that holds only whole methods (one frame each): what tools write,
+/// and a JIT's trace until its first part (`docs/formats.md`, "Methods in parts").
+pub const TRACE_VERSION_WHOLE: u8 = 2;
+/// Where the version byte lies in the file header.
+pub(crate) const VERSION_AT: u64 = 9;
 /// Largest frame payload accepted (a sanity bound: a trace frame holds one method's events).
 pub const MAX_FRAME: u64 = 1 << 30;
 
@@ -40,11 +46,20 @@ impl Content {
         }
     }
 
-    /// The format version this build writes for `self`.
+    /// The newest format version this build reads for `self`.
     pub fn version(self) -> u8 {
         match self {
             Content::Log => LOG_VERSION,
             Content::Trace => TRACE_VERSION,
+        }
+    }
+
+    /// The format version this build writes for `self` (a trace of whole methods; one holding
+    /// parts says [`TRACE_VERSION`]).
+    pub fn written_version(self) -> u8 {
+        match self {
+            Content::Log => LOG_VERSION,
+            Content::Trace => TRACE_VERSION_WHOLE,
         }
     }
 }
@@ -105,6 +120,14 @@ pub(crate) const FRAME_EVENTS: u8 = 4;
 /// Traces, version 2: a module that sites lie in (its id, from 1 in order, and its file),
 /// written before the first method naming a site in it.
 pub(crate) const FRAME_MODULE: u8 = 5;
+/// Traces, version 3: a part of a method whose events outgrew the writer's buffer (its
+/// stream id, its number from 0, then a piece: the site-table entries new since the part
+/// before, a phase switch put in before an event written already, the events). Readers keep
+/// it until the method's [`FRAME_CLOSE`], and drop it when none comes.
+pub(crate) const FRAME_PART: u8 = 6;
+/// Traces, version 3: the end of a method written in parts: the method's info (as
+/// [`FRAME_EVENTS`]), its stream id, how many parts came before, and the last piece.
+pub(crate) const FRAME_CLOSE: u8 = 7;
 
 // ---- The head of a version-2 method record: bits, then the tier id above them.
 

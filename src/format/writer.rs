@@ -32,8 +32,17 @@ pub(crate) struct FrameWriter<W: Write> {
 
 impl<W: Write> FrameWriter<W> {
     /// Starts a file of `content`: writes its header.
-    pub(crate) fn new(mut out: W, content: Content) -> io::Result<FrameWriter<W>> {
-        let header = header_for(content, content.version());
+    pub(crate) fn new(out: W, content: Content) -> io::Result<FrameWriter<W>> {
+        FrameWriter::with_version(out, content, content.written_version())
+    }
+
+    /// Starts a file of `content` whose header says format `version`.
+    pub(crate) fn with_version(
+        mut out: W,
+        content: Content,
+        version: u8,
+    ) -> io::Result<FrameWriter<W>> {
+        let header = header_for(content, version);
         let (frame, payload) = (TryBuf::with_room(512)?, TryBuf::with_room(512)?);
         write_counted(&mut out, &header).map_err(|(e, _)| e)?;
         Ok(FrameWriter {
@@ -113,6 +122,30 @@ impl<W: Write> FrameWriter<W> {
         self.send_frame(kind, known)?;
         self.dict.commit(ids, schema);
         Ok(())
+    }
+
+    /// Appends a frame of type `kind` that names no schema or tier, whose payload `body`
+    /// encodes into its second buffer, after the whole frames it may put into its first (a
+    /// trace's module frames): all of them reach the output in one write. When `body` fails,
+    /// nothing is written.
+    pub(crate) fn write_unnamed(
+        &mut self,
+        kind: u8,
+        body: impl FnOnce(&mut TryBuf, &mut TryBuf) -> io::Result<()>,
+    ) -> io::Result<()> {
+        if self.torn.is_some() {
+            return Err(io::Error::from(io::ErrorKind::Other));
+        }
+        self.frame.clear();
+        self.payload.clear();
+        body(&mut self.frame, &mut self.payload)?;
+        self.frame.check()?;
+        self.send_frame(kind, None)
+    }
+
+    /// The output, for a change in place that is no frame (a trace's header's version).
+    pub(crate) fn output(&mut self) -> &mut W {
+        &mut self.out
     }
 
     /// Appends a frame of type `kind` that names no schema or tier, whose whole payload
