@@ -79,7 +79,9 @@
  * created while it is open, for `jitarena replay`. jitarena_trace_open() opens it, or
  * JITARENA_TRACE at the first jitarena_create() (a failure to open that one is written once to
  * the standard error); its name takes "%p" and "%m", and its file has one writer, as the log.
- * jitarena_method_done() appends each method's events.
+ * jitarena_method_done() appends each method's events; an arena holds at most 65,536 of them,
+ * and a longer method's are written in parts as they fill, which readers take only once the
+ * method's end is written (docs/formats.md).
  *
  * The aggregate: the sums of every method's counters, per kind list, read with the
  * jitarena_aggregate_* functions. Off by default (jitarena_aggregate_enable()), so that a run
@@ -108,7 +110,7 @@ extern "C" {
 
 /** Version of this ABI. jitarena_abi_version() returns the version the library was built with;
  *  a caller should refuse to run when the two differ. */
-#define JITARENA_ABI_VERSION 4u
+#define JITARENA_ABI_VERSION 5u
 
 /** Kinds 0 .. JITARENA_MAX_KINDS-1 can be named; every allocation with a kind at or above
  *  kind_count is counted in the invalid-kind bucket. */
@@ -176,8 +178,9 @@ typedef struct jitarena_config {
      *  names, spaces and punctuation inside, are taken as they are). Copied at create. A create
      *  whose kind_names and phase_names hold the very pointers of the last create that read
      *  its names reuses that check and copy without reading the strings (the JIT's static name
-     *  arrays: about 5,000 instructions instead of 180,000), so strings must not change in place
-     *  while the library is loaded; any other pointer is read and checked. */
+     *  arrays: a create and destroy then costs about 1,200 instructions instead of 180,000),
+     *  so strings must not change in place while the library is loaded; any other pointer is
+     *  read and checked. */
     const char* const* kind_names;
     /** Number of kinds, 0 .. JITARENA_MAX_KINDS. */
     uint32_t kind_count;
@@ -254,12 +257,12 @@ typedef struct jitarena_head {
      *  not fit the page (or of size 0) reaches the slow path. cursor == limit forces the slow
      *  path (the arena keeps it so while it records a trace). */
     uintptr_t limit;
-    /** Byte offset into `marks` of the next mark the inline path writes. */
-    size_t mark_at;
-    /** Byte offset into `marks` past the last mark the inline path may write: the marks'
-     *  size, or 0 (an arena recording a trace or kinds by phase), which sends every mark to
+    /** Address of the next mark the inline path writes: within `marks`, or just past it. */
+    uintptr_t mark_next;
+    /** Address past the last mark the inline path may write: the end of `marks`, or its start
+     *  (an arena recording a trace or kinds by phase), which sends every mark to
      *  jitarena_phase_mark_slow(). */
-    size_t mark_end;
+    uintptr_t mark_limit;
     /** What the cursor is offset by to give the arena's bytes used (the bytes handed out
      *  before the current page's, less the page's start), kept by the library. */
     uintptr_t used_bias;
@@ -270,7 +273,7 @@ typedef struct jitarena_head {
      *  since the last drain (pages, each at most 1 GiB) could carry out of the low half, so
      *  the halves never mix; the readers add these to the totals. */
     uint64_t kind_packed[JITARENA_KIND_SLOTS];
-    /** Phase marks not yet read (mark_at bytes of them). */
+    /** Phase marks not yet read: those before mark_next. */
     jitarena_mark marks[JITARENA_MARKS];
 } jitarena_head;
 
@@ -414,18 +417,24 @@ static inline jitarena_kind_slot jitarena_kind_slot_of(uint32_t kind) {
  *  library), or a function that returns a block from elsewhere, or NULL. */
 typedef void* (*jitarena_on_failure)(jitarena* arena, size_t size, jitarena_kind_slot slot);
 
-/** Whether a request of `size` bytes fits the window at `cursor`: the inline paths' one compare.
- *  Size 0 wraps to the largest size and so goes out of line, which gives it a distinct block; a
- *  size within the window (which ends within a page, on a multiple of 8) rounds up within it. */
+/** A request's size rounded up to 8, less one: `((size - 1) | 7)`. Size 0 wraps to the largest
+ *  size and so never fits (it goes out of line, which gives it a distinct block). */
+static inline size_t jitarena_rounded_less_one(size_t size) {
+    return (size - 1u) | 7u;
+}
+
+/** Whether a request of `size` bytes fits the window at `cursor`: the inline paths' one compare,
+ *  of the rounded size (less one) with the bytes left, as the JIT's own arena compares. The
+ *  window ends on a multiple of 8, so a size that fits rounds up within it. */
 static inline int jitarena_fits(const jitarena_head* head, uintptr_t cursor, size_t size) {
-    return !JITARENA_UNLIKELY(size - 1u >= (size_t)(head->limit - cursor));
+    return !JITARENA_UNLIKELY(jitarena_rounded_less_one(size) >= (size_t)(head->limit - cursor));
 }
 
 /** The inline paths' hit, after jitarena_fits(): the bump of the cursor and one addition to
  *  the slot's packed counter (compiled out with JITARENA_NO_COUNTERS). Returns the block. */
 static inline void* jitarena_take(jitarena_head* head, uintptr_t cursor, size_t size,
                                   jitarena_kind_slot slot) {
-    head->cursor = cursor + ((size + 7u) & ~(size_t)7u);
+    head->cursor = cursor + jitarena_rounded_less_one(size) + 1u;
 #ifndef JITARENA_NO_COUNTERS
     {
         /* size <= the window (at most a page) here: it stays in the low half. */
@@ -558,7 +567,7 @@ static inline void* jitarena_alloc(jitarena* arena, size_t size, uint32_t kind) 
  *   runs alone (ending it leaves "no phase").
  *
  * Each call is inline: it writes one mark (the bytes used, the phase, the call) into the
- * arena's head, about 12 instructions, and nothing else; the library reads the marks out of
+ * arena's head, 10 instructions, and nothing else; the library reads the marks out of
  * line when the head is full (every JITARENA_MARKS marks), at a read and at the end of a method
  * that a log, trace or aggregate records, and a reset drops the marks nobody read. An arena recording a trace or kinds by phase takes every mark out of line. Phases
  * out of range (JITARENA_NO_PHASE among them) are "no phase". `arena` must be a live arena:
@@ -572,17 +581,17 @@ void jitarena_phase_mark_slow(jitarena* arena, uint32_t phase, uint32_t op);
 /** Writes one phase mark (JITARENA_MARK_* in op): the inline part of the three calls below. */
 static inline void jitarena_phase_mark(jitarena* arena, uint32_t phase, uint32_t op) {
     jitarena_head* head = (jitarena_head*)arena;
-    size_t at = head->mark_at;
+    uintptr_t next = head->mark_next;
     jitarena_mark* mark;
-    if (JITARENA_UNLIKELY(at >= head->mark_end)) {
+    if (JITARENA_UNLIKELY(next >= head->mark_limit)) {
         jitarena_phase_mark_slow(arena, phase, op);
         return;
     }
-    mark = (jitarena_mark*)((char*)head->marks + at);
+    mark = (jitarena_mark*)next;
     mark->used = head->cursor + head->used_bias;
     mark->phase = phase;
     mark->op = op;
-    head->mark_at = at + sizeof(jitarena_mark);
+    head->mark_next = next + sizeof(jitarena_mark);
 }
 
 /** Begins `phase` inside the running one (the JIT's BeginPhase). */

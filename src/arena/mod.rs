@@ -240,11 +240,12 @@ impl Arena {
     #[inline]
     pub fn alloc_bytes(&self, size: usize, kind: Kind) -> Result<NonNull<u8>, Error> {
         let raw = self.raw_mut();
-        let rounded = size.wrapping_add(7) & !7;
+        // The header's compare: the rounded size less one (size 0 wraps, so goes out of line).
+        let rounded_less_one = size.wrapping_sub(1) | 7;
         let head = &mut raw.head;
-        if rounded.wrapping_sub(1) < head.limit - head.cursor {
+        if rounded_less_one < head.limit - head.cursor {
             let at = head.cursor;
-            head.cursor = at + rounded;
+            head.cursor = at + rounded_less_one + 1;
             let slot = kind.0.min(JITARENA_MAX_KINDS) as usize;
             // Within the window, so at most a quarter page: it stays in the low half.
             head.kind_packed[slot] = head.kind_packed[slot].wrapping_add(PACKED_ONE + size as u64);
@@ -330,16 +331,12 @@ impl Arena {
     fn mark(&self, phase: u32, op: u32) {
         let raw = self.raw_mut();
         let head = &mut raw.head;
-        let at = head.mark_at;
-        let size = std::mem::size_of::<crate::sys::jitarena_mark>();
-        if at < head.mark_end {
-            if let Some(m) = head.marks.get_mut(at / size) {
-                *m = crate::sys::jitarena_mark {
-                    used: head.cursor.wrapping_add(head.used_bias),
-                    phase,
-                    op,
-                };
-                head.mark_at = at + size;
+        if head.mark_next < head.mark_limit {
+            let at = crate::arena_core::raw::marks_written(head);
+            let used = head.cursor.wrapping_add(head.used_bias);
+            if let Some(m) = head.marks.get_mut(at) {
+                *m = crate::sys::jitarena_mark { used, phase, op };
+                head.mark_next += std::mem::size_of::<crate::sys::jitarena_mark>();
                 return;
             }
         }

@@ -234,9 +234,9 @@ impl KindTotals {
     /// clears byte by byte with `rep stosb`, which costs more under callgrind's count): cheaper
     /// than looking whether a caller's invalid kind used an unnamed slot first.
     pub(crate) fn clear(&mut self, packed: &mut [u64; SLOTS]) {
-        let (named, unnamed) = packed.split_at_mut(self.named.min(SLOTS));
-        named.fill(0);
-        unnamed.fill(0);
+        let (below_last, last) = packed.split_at_mut(SLOTS - 1);
+        below_last.fill(0);
+        last[0] = 0;
         if std::mem::take(&mut self.dirty) {
             if let Some(totals) = self.totals.as_deref_mut() {
                 totals.bytes.fill(0);

@@ -29,8 +29,21 @@ use crate::sys::{
 };
 use crate::trace_buffer::TraceBuffer;
 
-/// The bytes of the head's marks: `head.mark_end` of an arena that takes marks inline.
+/// The bytes of the head's marks: how far past their start `head.mark_limit` lies in an arena
+/// that takes marks inline.
 const MARKS_BYTES: usize = JITARENA_MARKS as usize * std::mem::size_of::<jitarena_mark>();
+
+/// The address of the head's first mark, which `head.mark_next` starts from (exposed: the
+/// inline path writes through it).
+pub(crate) fn marks_start(head: &mut jitarena_head) -> usize {
+    head.marks.as_mut_ptr().expose_provenance()
+}
+
+/// How many marks the inline path wrote into the head since the library last read them.
+pub(crate) fn marks_written(head: &mut jitarena_head) -> usize {
+    let start = marks_start(head);
+    head.mark_next.wrapping_sub(start) / std::mem::size_of::<jitarena_mark>()
+}
 
 /// Largest request served: half the address space, so that no size arithmetic can wrap.
 pub(crate) const MAX_REQUEST: usize = isize::MAX as usize / 2;
@@ -153,7 +166,6 @@ impl RawArena {
         let eager_marks = setup.trace || by_phase.is_some();
         let mut arena = fallible::boxed(RawArena {
             head: jitarena_head {
-                mark_end: if eager_marks { 0 } else { MARKS_BYTES },
                 // SAFETY: the head is integers and arrays of integers: all zero is valid (no
                 // page, no counts, no marks).
                 ..unsafe { std::mem::zeroed() }
@@ -184,6 +196,11 @@ impl RawArena {
             method_counts: MethodCounts::default(),
         })
         .ok_or_else(|| out_of_memory("no memory for the arena"))?;
+        // The marks lie in the box, which never moves: the inline path writes from their
+        // start to their end, or to their start alone where every mark goes out of line.
+        let start = marks_start(&mut arena.head);
+        arena.head.mark_next = start;
+        arena.head.mark_limit = if eager_marks { start } else { start + MARKS_BYTES };
         // On failure, dropping the box frees what it holds and leaves the registry as it was.
         registry::register(ptr::from_ref::<RawArena>(&*arena).addr())
             .map_err(|()| out_of_memory("no memory to list the arena among the live ones"))?;
@@ -439,7 +456,7 @@ impl RawArena {
         }
         self.kinds.clear(&mut self.head.kind_packed);
         // The marks nobody read are the method's: dropped with it.
-        self.head.mark_at = 0;
+        self.head.mark_next = marks_start(&mut self.head);
         self.used_closed = 0;
         self.rebias();
         self.largest = 0;
@@ -466,7 +483,7 @@ impl RawArena {
     /// Reads the phase marks the inline path left in the head, in order.
     #[inline]
     pub(crate) fn settle(&mut self) {
-        if self.head.mark_at != 0 {
+        if marks_written(&mut self.head) != 0 {
             self.read_marks();
         }
     }
@@ -475,8 +492,8 @@ impl RawArena {
     /// readers alike).
     #[inline(never)]
     fn read_marks(&mut self) {
-        let n = self.head.mark_at / std::mem::size_of::<jitarena_mark>();
-        self.head.mark_at = 0;
+        let n = marks_written(&mut self.head);
+        self.head.mark_next = marks_start(&mut self.head);
         let marks = self.head.marks.get(..n).unwrap_or_default();
         self.phases.marks(marks);
     }
@@ -741,7 +758,7 @@ impl RawArena {
 
 impl RawArena {
     /// Empties a destroyed arena to be kept for a later create (see [`super::reuse`]): reset,
-    /// every page given back, taken out of the registry of live arenas (so that its old
+    /// every page given back but one spare, taken out of the registry of live arenas (so that its old
     /// pointer is refused as any destroyed arena's is).
     pub(crate) fn retire(&mut self) {
         self.reset();
@@ -749,10 +766,7 @@ impl RawArena {
             registry::unregister(ptr::from_mut(self).addr());
             self.listed = false;
         }
-        let pages = std::mem::take(&mut self.pages);
-        for page in pages.into_iter().chain(std::mem::take(&mut self.spare)) {
-            self.release(page);
-        }
+        self.keep_one_page();
         self.window_start = 0;
         self.page_end = 0;
         self.head.cursor = 0;
@@ -764,6 +778,27 @@ impl RawArena {
             events.release();
         }
         self.trace_sites = MethodSites::default();
+    }
+
+    /// Gives back every page but one of the built-in pager, kept as a spare for the next
+    /// method (the first allocation after a create then asks the C library for nothing, as the
+    /// .NET JIT's host keeps its slabs); a host's pages all go back to the host. The page lists
+    /// keep their room.
+    fn keep_one_page(&mut self) {
+        let builtin = matches!(self.pager, Pager::Builtin);
+        let mut kept = None;
+        while let Some(page) = self.pages.pop().or_else(|| self.spare.pop()) {
+            if builtin && kept.is_none() && page.size == self.page_size {
+                kept = Some(page);
+            } else {
+                self.release(page);
+            }
+        }
+        if let Some(page) = kept {
+            if let Err(page) = fallible::push(&mut self.spare, page) {
+                self.release(page); // no memory to list it
+            }
+        }
     }
 
     /// Whether a retired arena is what `setup` would make: the same schema, pages, limit,

@@ -1,7 +1,8 @@
 //! Destroyed arenas kept for the next creates: a JIT creates and destroys an arena per method
 //! (the .NET JIT's stack-local arena in `jitNativeCode`), and an arena's head (3 KB of counters
-//! and marks) and tables cost more to allocate and zero than to keep. A kept arena holds no
-//! page (each goes back to its page allocator at destroy) and is not listed among the live
+//! and marks) and tables cost more to allocate and zero than to keep. A kept arena holds at
+//! most one free page of the built-in pager, for its next method's first allocation (every
+//! other page, and every page of a host's pager, goes back at destroy), and is not listed among the live
 //! arenas, so its old pointer is refused as any destroyed arena's is. At most [`KEPT`] are
 //! kept, process-wide, behind one lock taken once per create and destroy.
 
@@ -17,8 +18,9 @@ const KEPT: usize = 8;
 /// A retired arena.
 pub(crate) struct Kept(Box<RawArena>);
 
-// SAFETY: a retired arena holds no page and no pointer into any thread's state: its raw
-// pointers (the host's page callbacks and context) are the config's, valid on any thread, and
+// SAFETY: a retired arena holds no pointer into any thread's state: its one spare page is
+// memory of the process's allocator (freed on any thread), its raw pointers (the host's page
+// callbacks and context) are the config's, valid on any thread, and
 // it is reached only under the list's lock until it is handed out whole.
 unsafe impl Send for Kept {}
 

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
     if (jitarena_alloc_slot_or(a, 8, 0, (jitarena_on_failure)NULL) == NULL) return 1;
     {
         jitarena_head* head = (jitarena_head*)a;
+        if (jitarena_rounded_less_one(8) != 7u) return 1;
         if (jitarena_fits(head, head->cursor, 8) && jitarena_take(head, head->cursor, 8, 0) == NULL) return 1;
     }
     if (jitarena_alloc_slot_at(a, 8, 0, JITARENA_CALLER_SITE()) == NULL) return 1;

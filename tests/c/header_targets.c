@@ -9,7 +9,8 @@
 
 LAYOUT_CHECK(head_cursor, offsetof(jitarena_head, cursor) == 0);
 LAYOUT_CHECK(head_limit, offsetof(jitarena_head, limit) == sizeof(void*));
-LAYOUT_CHECK(head_mark_at, offsetof(jitarena_head, mark_at) == 2 * sizeof(void*));
+LAYOUT_CHECK(head_mark_next, offsetof(jitarena_head, mark_next) == 2 * sizeof(void*));
+LAYOUT_CHECK(head_mark_limit, offsetof(jitarena_head, mark_limit) == 3 * sizeof(void*));
 LAYOUT_CHECK(head_used_bias, offsetof(jitarena_head, used_bias) == 4 * sizeof(void*));
 /* The counters follow the five words, aligned as uint64_t is inside a struct on the target (to
  * 8 on 32-bit ARM and Windows, to 4 on i686 Linux). */

@@ -134,14 +134,16 @@ pub unsafe fn jitarena_set_phase(arena: *mut jitarena::sys::jitarena, phase: u32
     // SAFETY: a live arena starts with its head, used by this thread only (the contract).
     let head = unsafe { &mut *arena.cast::<jitarena_head>() };
     let size = std::mem::size_of::<jitarena_mark>();
-    if head.mark_at < head.mark_end {
-        if let Some(m) = head.marks.get_mut(head.mark_at / size) {
+    if head.mark_next < head.mark_limit {
+        let start = head.marks.as_ptr().addr();
+        let at = head.mark_next.wrapping_sub(start) / size;
+        if let Some(m) = head.marks.get_mut(at) {
             *m = jitarena_mark {
                 used: head.cursor.wrapping_add(head.used_bias),
                 phase,
                 op: JITARENA_MARK_SWITCH,
             };
-            head.mark_at += size;
+            head.mark_next += size;
             return;
         }
     }
