@@ -7,13 +7,16 @@
  * the method ended (no log open: a throughput run) and the arena destroyed. Methods are
  * heavy-tailed: most small (MinOpts), a few large.
  *
- *   jit_shape MODE METHODS      MODE: all | alloc | marks | life | reset | done | none
+ *   jit_shape MODE METHODS      MODE: all | alloc | held | marks | life | reset | done | none
  *
  * Run under callgrind (tests/whole_cost.rs), the instruction counts of the two builds differ by
- * exactly what jitarena adds. Each mode isolates one part: `alloc` allocations only (one arena
- * for every method, reset between them), `marks` phase marks only (reset between methods), `life` create and destroy
- * only, `reset` resets only, `done` jitarena_method_done only; `all` is the whole method;
- * `none` nothing (the start-up and set-up that the others are measured above). */
+ * exactly what jitarena adds. Each mode isolates one part: `alloc` allocations only at call
+ * sites naming their kind (one arena for every method, reset between them), `held` the same
+ * through allocator objects held in memory, `marks` phase marks only (reset between methods),
+ * `life` create and destroy only, `reset` resets only, `done` jitarena_method_done only; `all`
+ * is the whole method; `none` nothing (the start-up and set-up that the others are measured
+ * above). Both builds make the JIT's own phase calls (its Release BeginPhase and EndPhase store
+ * the phase); jitarena's marks come on top. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +55,11 @@ static void make_stream(void) {
         kinds[i] = (uint8_t)((r >> 40) % KINDS);
     }
 }
+
+/* What the JIT's own Release BeginPhase and EndPhase do, in both builds: the compiler's most
+ * recently active phase, stored (jitarena's marks come on top of it, in the same functions). Not
+ * static, so that the store stays, as the JIT's store into its Compiler object does. */
+uint32_t most_recent_phase;
 
 #ifdef PLAIN_ARENA
 /* The JIT's own arena, from its public description. */
@@ -93,12 +101,13 @@ static __attribute__((noinline)) void plain_destroy(plain* a) {
     a->pages = NULL;
     a->next = a->last = NULL;
 }
+/* The JIT's Release CompAllocator: the arena alone (the kind is dropped). */
 typedef struct { plain* arena; } allocator;
 #define ARENA plain
 static inline void* allocate(allocator c, size_t size) { return plain_alloc(c.arena, size); }
 static inline allocator allocator_of(ARENA* a, uint32_t kind) { allocator c = {a}; (void)kind; return c; }
-#define BEGIN(a, p) ((void)(a), (void)(p))
-#define END(a, p) ((void)(a), (void)(p))
+#define BEGIN_MARK(a, p) ((void)(a), (void)(p))
+#define END_MARK(a, p) ((void)(a), (void)(p))
 #else
 static __attribute__((noinline)) void* out_of_memory(jitarena* a, size_t size, jitarena_kind_slot slot) {
     (void)a; (void)size; (void)slot;
@@ -114,8 +123,8 @@ static inline allocator allocator_of(ARENA* a, uint32_t kind) {
     allocator c = {a, jitarena_kind_slot_of(kind)};
     return c;
 }
-#define BEGIN(a, p) jitarena_phase_begin((a), (p))
-#define END(a, p) jitarena_phase_end((a), (p))
+#define BEGIN_MARK(a, p) jitarena_phase_begin((a), (p))
+#define END_MARK(a, p) jitarena_phase_end((a), (p))
 static const char* kind_names[KINDS];
 static const char* phase_names[PHASES];
 static char name_text[KINDS + PHASES][32];
@@ -123,30 +132,91 @@ static char name_text[KINDS + PHASES][32];
 
 static uint64_t sink, allocations, marks;
 
+/* The JIT's Compiler::BeginPhase and Compiler::EndPhase: functions of their own (compiler.cpp),
+ * called from each phase's run, where the guide puts jitarena's marks. */
+static __attribute__((noinline)) void BEGIN(ARENA* a, uint32_t p) {
+    most_recent_phase = p;
+    BEGIN_MARK(a, p);
+}
+static __attribute__((noinline)) void END(ARENA* a, uint32_t p) {
+    most_recent_phase = p;
+    END_MARK(a, p);
+}
+
+/* Call sites of the JIT: `new (compiler, CMK_...)` and getAllocator(CMK_...) name their kind as
+ * a constant, so each site's allocator is made where it allocates. Eight sites, each its own
+ * kind (spread over the 55), and each writing its own tag so that no build merges them. */
+#define SITE(n)                                                                                \
+    case n:                                                                                    \
+        m = (char*)allocate(allocator_of(a, (n) * 7u), size);                                  \
+        m[0] = (char)(n);                                                                      \
+        break;
+static inline char* allocate_at_site(ARENA* a, unsigned site, size_t size) {
+    char* m;
+    switch (site & 7u) {
+        SITE(0) SITE(1) SITE(2) SITE(3) SITE(4) SITE(5) SITE(6)
+        default: m = (char*)allocate(allocator_of(a, 49u), size); m[0] = 7; break;
+    }
+    return m;
+}
+
 /* One method's phases and allocations: `phases` top-level phases, every sixteenth with three
- * children ended inside it (about 18 child ends a FullOpts method, as the JIT's 17), the
- * allocations spread over them. */
-static __attribute__((noinline)) void compile(ARENA* a, size_t allocs, uint32_t phases, size_t* at, int do_alloc, int do_marks) {
+ * children ended inside it (about 18 child ends a FullOpts method, as the JIT's 17; each child
+ * end a site of its own with its constant phase, as the JIT's EndPhase(PHASE_...) calls), the
+ * allocations spread over them. `held`: the allocations go through allocator objects kept in
+ * memory (a container's allocator: jitstd::vector's, ArrayStack's), one per kind, instead. */
+static inline __attribute__((always_inline)) void compile_body(ARENA* a, size_t allocs, uint32_t phases, size_t* at, int do_alloc, int do_marks, const allocator* held) {
     uint32_t p;
     size_t per = allocs / phases + 1, done = 0;
     for (p = 0; p < phases && done < allocs; p++) {
         size_t i;
+        unsigned child = 0;
         if (do_marks) BEGIN(a, p), marks++;
         for (i = 0; i < per && done < allocs; i++, done++) {
             size_t k = (*at)++ % STREAM;
             if (do_alloc) {
+                char* m;
                 allocations++;
-                char* m = (char*)allocate(allocator_of(a, kinds[k]), sizes[k]);
-                m[0] = (char)k;
+                if (held != NULL) {
+                    m = (char*)allocate(held[kinds[k] & 7u], sizes[k]);
+                    m[0] = (char)k;
+                } else {
+                    m = allocate_at_site(a, kinds[k], sizes[k]);
+                }
                 sink += (uintptr_t)m;
             }
             if (do_marks && p % 16 == 0 && i % (per / 4 + 1) == per / 4) {
-                END(a, PHASES - 1 - (uint32_t)(i % 3));
+                switch (child++ % 3) {
+                case 0: END(a, PHASES - 1); break;
+                case 1: END(a, PHASES - 2); break;
+                default: END(a, PHASES - 3); break;
+                }
                 marks++;
             }
         }
         if (do_marks) END(a, p), marks++;
     }
+}
+
+/* One copy of the loop per mode, each compiled with only what it runs: allocations alone
+ * (at call sites or through held allocators), marks alone, or both (a whole method). */
+static __attribute__((noinline)) void compile_allocs(ARENA* a, size_t allocs, uint32_t phases, size_t* at) {
+    compile_body(a, allocs, phases, at, 1, 0, NULL);
+}
+static __attribute__((noinline)) void compile_held(ARENA* a, size_t allocs, uint32_t phases, size_t* at, const allocator* held) {
+    compile_body(a, allocs, phases, at, 1, 0, held);
+}
+static __attribute__((noinline)) void compile_marks(ARENA* a, size_t allocs, uint32_t phases, size_t* at) {
+    compile_body(a, allocs, phases, at, 0, 1, NULL);
+}
+static __attribute__((noinline)) void compile_all(ARENA* a, size_t allocs, uint32_t phases, size_t* at) {
+    compile_body(a, allocs, phases, at, 1, 1, NULL);
+}
+static void compile(ARENA* a, size_t allocs, uint32_t phases, size_t* at, int do_alloc, int do_marks, const allocator* held) {
+    if (held != NULL) compile_held(a, allocs, phases, at, held);
+    else if (do_alloc && do_marks) compile_all(a, allocs, phases, at);
+    else if (do_alloc) compile_allocs(a, allocs, phases, at);
+    else if (do_marks) compile_marks(a, allocs, phases, at);
 }
 
 int main(int argc, char** argv) {
@@ -157,8 +227,11 @@ int main(int argc, char** argv) {
     int alloc_only = strcmp(mode, "alloc") == 0, marks_only = strcmp(mode, "marks") == 0;
     int life = strcmp(mode, "life") == 0, reset = strcmp(mode, "reset") == 0;
     int done = strcmp(mode, "done") == 0;
+    int held_only = strcmp(mode, "held") == 0;
+    allocator held[8];
 #ifdef PLAIN_ARENA
     plain shared = {0, 0, 0};
+    int i;
 #else
     jitarena_config cfg;
     jitarena* shared;
@@ -185,21 +258,25 @@ int main(int argc, char** argv) {
 #ifdef PLAIN_ARENA
         plain local = {0, 0, 0};
         plain* a = (all || life) ? &local : &shared;
-        if (all || alloc_only || marks_only) compile(a, allocs, phases, &at, all || alloc_only, all || marks_only);
+        for (i = 0; i < 8; i++) held[i] = allocator_of(a, (uint32_t)i * 7u);
+        if (all || alloc_only || marks_only || held_only)
+            compile(a, allocs, phases, &at, all || alloc_only || held_only, all || marks_only, held_only ? held : NULL);
         if (life) (void)plain_alloc(a, 8); /* the page a method's first allocation brings */
         if (all || life) plain_destroy(a);
-        else if (alloc_only || reset || marks_only) plain_destroy(a);
+        else if (alloc_only || held_only || reset || marks_only) plain_destroy(a);
         (void)done;
 #else
         jitarena_method meth = JITARENA_METHOD_INIT;
         jitarena* a = (all || life) ? jitarena_create(&cfg) : shared;
         if (a == NULL) return 1;
-        if (all || alloc_only || marks_only) compile(a, allocs, phases, &at, all || alloc_only, all || marks_only);
+        for (i = 0; i < 8; i++) held[i] = allocator_of(a, (uint32_t)i * 7u);
+        if (all || alloc_only || marks_only || held_only)
+            compile(a, allocs, phases, &at, all || alloc_only || held_only, all || marks_only, held_only ? held : NULL);
         if (life) (void)jitarena_alloc(a, 8, 0);
         meth.context = m;
         if (all || done) (void)jitarena_method_done(a, &meth);
         if (all || life) jitarena_destroy(a);
-        else if (alloc_only || reset || marks_only) jitarena_reset(a);
+        else if (alloc_only || held_only || reset || marks_only) jitarena_reset(a);
 #endif
     }
     printf("methods %ld allocations %llu marks %llu (%llu)\n", methods, (unsigned long long)allocations,
