@@ -61,7 +61,10 @@ fn instructions(program: &Path, args: &[&str]) -> (u64, String) {
 fn phase_function_instructions(program: &Path, args: &[&str]) -> u64 {
     let out_file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "callgrind.{}.out",
-        program.file_name().and_then(|n| n.to_str()).unwrap_or("program")
+        program
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("program")
     ));
     let status = Command::new("valgrind")
         .args(["--tool=callgrind", "--quiet"])
@@ -95,7 +98,13 @@ fn annotated_sum(out_file: &Path, mode: &str, wanted: impl Fn(&str) -> bool) -> 
     String::from_utf8_lossy(&annotated.stdout)
         .lines()
         .filter(|line| wanted(line.split(':').nth(1).unwrap_or("")))
-        .filter_map(|line| line.split_whitespace().next()?.replace(',', "").parse::<u64>().ok())
+        .filter_map(|line| {
+            line.split_whitespace()
+                .next()?
+                .replace(',', "")
+                .parse::<u64>()
+                .ok()
+        })
         .sum()
 }
 
@@ -130,7 +139,11 @@ fn each_part_of_the_whole_cost_stays_within_its_budget() {
         let (few, out_few) = instructions(program, &[mode, &FEW.to_string()]);
         let (many, out_many) = instructions(program, &[mode, &MANY.to_string()]);
         let count = |word| printed(&out_many, word) - printed(&out_few, word);
-        (many as f64 - few as f64, count("allocations"), count("marks"))
+        (
+            many as f64 - few as f64,
+            count("allocations"),
+            count("marks"),
+        )
     };
     // `none` runs the methods' loop and nothing in it: each build's own loop, left out.
     let loop_ours = grows(&arena, "none").0;
@@ -138,7 +151,11 @@ fn each_part_of_the_whole_cost_stays_within_its_budget() {
     let cost = |mode: &str| {
         let (ours, allocations, marks) = grows(&arena, mode);
         let theirs = grows(&plain, mode).0;
-        ((ours - loop_ours) - (theirs - loop_theirs), allocations, marks)
+        (
+            (ours - loop_ours) - (theirs - loop_theirs),
+            allocations,
+            marks,
+        )
     };
     let per = |part: f64, n: u64| part / n.max(1) as f64;
     let methods = MANY - FEW;

@@ -200,7 +200,11 @@ impl RawArena {
         // start to their end, or to their start alone where every mark goes out of line.
         let start = marks_start(&mut arena.head);
         arena.head.mark_next = start;
-        arena.head.mark_limit = if eager_marks { start } else { start + MARKS_BYTES };
+        arena.head.mark_limit = if eager_marks {
+            start
+        } else {
+            start + MARKS_BYTES
+        };
         // On failure, dropping the box frees what it holds and leaves the registry as it was.
         registry::register(ptr::from_ref::<RawArena>(&*arena).addr())
             .map_err(|()| out_of_memory("no memory to list the arena among the live ones"))?;
