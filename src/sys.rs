@@ -45,7 +45,7 @@ pub type jitarena_error = ::core::ffi::c_uint;
 pub struct jitarena_config {
     #[doc = " Set by jitarena_config_init() to sizeof(jitarena_config)."]
     pub struct_size: usize,
-    #[doc = " Names of kinds 0 .. kind_count-1 (NUL-terminated, non-NULL, unique; UTF-8 of 1 to 255\n  bytes with no control characters and no white space at either end: the JIT's display\n  names, spaces and punctuation inside, are taken as they are). Copied at create. A create\n  whose kind_names and phase_names hold the very pointers of the last create that read\n  its names reuses that check and copy without reading the strings (the JIT's static name\n  arrays: about 5,000 instructions instead of 180,000), so strings must not change in place\n  while the library is loaded; any other pointer is read and checked."]
+    #[doc = " Names of kinds 0 .. kind_count-1 (NUL-terminated, non-NULL, unique; UTF-8 of 1 to 255\n  bytes with no control characters and no white space at either end: the JIT's display\n  names, spaces and punctuation inside, are taken as they are). Copied at create. A create\n  whose kind_names and phase_names hold the very pointers of the last create that read\n  its names reuses that check and copy without reading the strings (the JIT's static name\n  arrays: a create and destroy then costs about 1,200 instructions instead of 180,000),\n  so strings must not change in place while the library is loaded; any other pointer is\n  read and checked."]
     pub kind_names: *const *const ::core::ffi::c_char,
     #[doc = " Number of kinds, 0 .. JITARENA_MAX_KINDS."]
     pub kind_count: u32,
