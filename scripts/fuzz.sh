@@ -37,7 +37,15 @@ jitarena replay "$seeds/a.jat" -o "$seeds/a.jas" >/dev/null
 jitarena replay "$seeds/real.txt" -o "$seeds/real.jas" >/dev/null
 jitarena dump "$seeds/b.jat" --format text | sed -n '1,200p' >"$seeds/b.txt"
 cp "$seeds/base.jas" "$seeds/a.jas" "$seeds/real.jas" fuzz/corpus/log_reader/
-cp "$seeds/a.jat" "$seeds/b.jat" fuzz/corpus/trace_binary/
+# A JIT's traces of methods longer than its buffer, written in parts (docs/formats.md, "Methods
+# in parts"): two threads' methods interleaved, and a method whose process ended before its end
+# (its parts never closed). tests/c/trace_parts.c records them through the library's archive.
+cargo build --quiet -p jitarena --lib
+"${CC:-cc}" -O1 -Iinclude tests/c/trace_parts.c "${CARGO_TARGET_DIR:-target}/debug/libjitarena.a" \
+  -lpthread -ldl -lm -o "$seeds/trace_parts"
+JITARENA_TRACE="$seeds/two.jat" "$seeds/trace_parts" two 34000 >/dev/null
+JITARENA_TRACE="$seeds/die.jat" "$seeds/trace_parts" die 34000 >/dev/null
+cp "$seeds/a.jat" "$seeds/b.jat" "$seeds/two.jat" "$seeds/die.jat" fuzz/corpus/trace_binary/
 cp "$seeds/b.txt" "$seeds/real.txt" fuzz/corpus/trace_text/
 cat "$seeds/base.jas" "$seeds/diff.jas" >fuzz/corpus/memdiff/gen-base-diff
 cat "$seeds/a.jas" "$seeds/real.jas" >fuzz/corpus/memdiff/replayed-a-real
