@@ -251,12 +251,7 @@ impl<W: Write> TraceWriter<W> {
                     Sites::Given(table, of) => (&[], table, Some(of)),
                 };
                 put_varint(p, (addrs.len() + given.len()) as u64);
-                for &addr in addrs {
-                    let (module, offset) = modules
-                        .locate(addr)
-                        .map_err(|()| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
-                    put_site(modules, scratch, frames, p, module, offset)?;
-                }
+                put_located(modules, scratch, frames, p, addrs)?;
                 for site in given {
                     put_site(modules, scratch, frames, p, site.module, site.offset)?;
                 }
@@ -369,6 +364,24 @@ fn put_site(
     Ok(())
 }
 
+/// Site-table entries of addresses in this process: each as a module of the trace and an
+/// offset in it, after the module's frame if the trace lacks it.
+fn put_located(
+    modules: &mut Modules,
+    scratch: &mut TryBuf,
+    frames: &mut TryBuf,
+    p: &mut TryBuf,
+    addrs: &[usize],
+) -> std::io::Result<()> {
+    for &addr in addrs {
+        let (module, offset) = modules
+            .locate(addr)
+            .map_err(|()| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+        put_site(modules, scratch, frames, p, module, offset)?;
+    }
+    Ok(())
+}
+
 /// A piece of a method in parts, after its frame's head: its allocations carry sites (1),
 /// the site-table entries new since the part before (each after its module's frame if the
 /// trace lacks it), the fix-up it carries (0 or 1: a position and a phase), its events. An
@@ -395,12 +408,7 @@ fn put_piece(
         .get(buffer.sites_written..)
         .unwrap_or_default();
     put_varint(p, new.len() as u64);
-    for &addr in new {
-        let (module, offset) = modules
-            .locate(addr)
-            .map_err(|()| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
-        put_site(modules, scratch, frames, p, module, offset)?;
-    }
+    put_located(modules, scratch, frames, p, new)?;
     match buffer.fixup {
         Some((at, phase)) => {
             put_varint(p, 1);
@@ -967,6 +975,11 @@ fn check_events(
     })
 }
 
+/// Methods in parts a reader keeps open at once: a JIT writes one per arena compiling a
+/// long method, so far more than its threads is a corrupt trace, and the streams' state stays
+/// bounded whatever the input.
+const MAX_OPEN_STREAMS: usize = 4096;
+
 /// A part of a method in parts: its stream id, its number (the next of its stream's), its
 /// piece, kept in `streams` until the method's closing frame.
 fn read_part(
@@ -978,6 +991,11 @@ fn read_part(
     let mut p = Payload::new(payload);
     let stream = p.varint()?;
     let part = p.varint()?;
+    if streams.len() >= MAX_OPEN_STREAMS && !streams.contains_key(&stream) {
+        return Err(Malformed(
+            "it opens more methods in parts at once than a JIT's threads could (4,096)",
+        ));
+    }
     let parts = streams.entry(stream).or_default();
     if part != parts.parts {
         return Err(Malformed(
@@ -1055,7 +1073,9 @@ fn read_piece(
         let offset = p.varint()?;
         parts.sites.push(Site { module, offset });
     }
-    let n = p.count(p.remaining() as u64 / 2)?;
+    // At most one fix-up a piece (the one mark a part can follow), so that they cost no more
+    // than the events they sit among.
+    let n = p.count(1)?;
     for _ in 0..n {
         let at = p.varint()?;
         let phase = u32::try_from(p.varint()?)

@@ -191,3 +191,58 @@ fn a_trace_cut_among_a_long_methods_parts_drops_the_method_and_says_so() {
         assert!(err.contains("never closed"), "cut at {end}: {err}");
     }
 }
+
+/// A version-3 trace of these part frames (type 6), each a stream id, a part number and a
+/// piece with no sites, `fixups` fix-ups and no event.
+fn parts_trace(name: &str, parts: &[(u64, u64)], fixups: u64) -> PathBuf {
+    use jitarena::format::{header_for, put_frame, put_varint};
+    let mut bytes = header_for(Content::Trace, 3).to_vec();
+    for &(stream, part) in parts {
+        let mut payload = Vec::new();
+        put_varint(&mut payload, stream);
+        put_varint(&mut payload, part);
+        put_varint(&mut payload, 0); // no sites
+        put_varint(&mut payload, 0);
+        put_varint(&mut payload, fixups);
+        for i in 0..fixups {
+            put_varint(&mut payload, i);
+            put_varint(&mut payload, 0);
+        }
+        put_varint(&mut payload, 0); // no events
+        put_frame(&mut bytes, 6, &payload);
+    }
+    let path = tmp(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// The error reading a trace ends with.
+fn read_error(path: &Path) -> String {
+    let mut reader = trace::open(path).unwrap();
+    loop {
+        match reader.next_events() {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("{} read to its end", path.display()),
+            Err(e) => return e.message.to_string(),
+        }
+    }
+}
+
+#[test]
+fn a_reader_keeps_a_bounded_state_beside_the_parts_bytes() {
+    // Open methods: a JIT opens one per arena; 4,096 are read (and dropped unclosed), one more
+    // is corrupt, so that the streams' state cannot outgrow the input.
+    let many: Vec<(u64, u64)> = (1..=4096).map(|stream| (stream, 0)).collect();
+    let (methods, _, dropped) = read_trace(&parts_trace("open-4096.jat", &many, 0));
+    assert!(methods.is_empty());
+    assert_eq!(dropped, 4096);
+    let too_many: Vec<(u64, u64)> = (1..=4097).map(|stream| (stream, 0)).collect();
+    let err = read_error(&parts_trace("open-4097.jat", &too_many, 0));
+    assert!(err.contains("4,096"), "{err}");
+    // Fix-ups: at most one a piece (each before an event written already; with none written,
+    // even one is refused, as out of place).
+    let err = read_error(&parts_trace("two-fixups.jat", &[(1, 0)], 2));
+    assert!(err.contains("count is larger"), "{err}");
+    let err = read_error(&parts_trace("one-fixup.jat", &[(1, 0)], 1));
+    assert!(err.contains("fix-up"), "{err}");
+}
