@@ -45,10 +45,7 @@ impl TraceBuffer {
     /// Appends an event. Fails only when memory runs out.
     #[inline]
     pub(crate) fn push(&mut self, event: Event) -> Result<(), ()> {
-        match fallible::push_within(&mut self.events, event) {
-            Ok(()) => Ok(()),
-            Err(event) => fallible::push(&mut self.events, event).map_err(drop),
-        }
+        fallible::push(&mut self.events, event).map_err(drop)
     }
 
     /// The method's events so far, written ones included.

@@ -487,7 +487,7 @@ impl RawArena {
     /// Reads the phase marks the inline path left in the head, in order.
     #[inline]
     pub(crate) fn settle(&mut self) {
-        if marks_written(&mut self.head) != 0 {
+        if self.head.mark_next != marks_start(&mut self.head) {
             self.read_marks();
         }
     }

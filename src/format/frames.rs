@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::payload::Payload;
 use super::put::put_varint;
 use super::source::{io_error, read_up_to, Input, Source};
-use super::spec::{is_header_start, Content, HEADER_LEN, MAGIC, MAX_FRAME};
+use super::spec::{is_header_start, Content, HEADER_LEN, MAGIC, MAX_FRAME, VERSION_AT};
 use crate::error::{Error, ErrorCode};
 
 /// What a frame whose checksum does not match is called.
@@ -65,7 +65,10 @@ impl FrameReader {
         if head.len() < HEADER_LEN && is_header_start(head, content) {
             // A writer stopped before its header was whole (a JIT killed as it opened its log,
             // or a disk full at its first write): a file of no records, cut short.
-            let version = head.get(9).copied().unwrap_or(content.version());
+            let version = head
+                .get(VERSION_AT as usize)
+                .copied()
+                .unwrap_or(content.version());
             let warning = format!(
                 "{}: the file is cut short inside its header, after {} of its {HEADER_LEN} bytes, as by a crash or a kill as it was begun; it holds no records",
                 path.display(),
@@ -93,7 +96,7 @@ impl FrameReader {
                 content.name()
             )));
         }
-        let version = head[9];
+        let version = head[VERSION_AT as usize];
         if version == 0 || version > content.version() {
             let reads = match content.version() {
                 1 => "version 1".to_string(),

@@ -75,7 +75,7 @@ pub fn header_for(content: Content, version: u8) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[..8].copy_from_slice(MAGIC);
     h[8] = content.byte();
-    h[9] = version;
+    h[VERSION_AT as usize] = version;
     h
 }
 
@@ -87,7 +87,7 @@ pub(crate) fn is_header_start(head: &[u8], content: Content) -> bool {
     head.get(..magic) == MAGIC.get(..magic)
         && head.get(8).is_none_or(|&c| c == content.byte())
         && head
-            .get(9)
+            .get(VERSION_AT as usize)
             .is_none_or(|&v| (1..=content.version()).contains(&v))
         && head.iter().skip(10).all(|&b| b == 0)
 }
