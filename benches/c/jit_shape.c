@@ -7,7 +7,9 @@
  * the method ended (no log open: a throughput run) and the arena destroyed. Methods are
  * heavy-tailed: most small (MinOpts), a few large.
  *
- *   jit_shape MODE METHODS      MODE: all | alloc | held | marks | life | reset | done | none
+ *   jit_shape MODE METHODS [TIER]   MODE: all | alloc | held | marks | life | reset | done | none
+ *                                   TIER: minopts | fullopts (every method of that shape, a
+ *                                   FullOpts one of 2,700 allocations), or the mix below
  *
  * Run under callgrind (tests/whole_cost.rs), the instruction counts of the two builds differ by
  * exactly what jitarena adds. Each mode isolates one part: `alloc` allocations only at call
@@ -222,6 +224,7 @@ static void compile(ARENA* a, size_t allocs, uint32_t phases, size_t* at, int do
 int main(int argc, char** argv) {
     const char* mode = argc > 1 ? argv[1] : "all";
     long methods = argc > 2 ? atol(argv[2]) : 1000, m;
+    const char* tier = argc > 3 ? argv[3] : "mix";
     size_t at = 0;
     int all = strcmp(mode, "all") == 0;
     int alloc_only = strcmp(mode, "alloc") == 0, marks_only = strcmp(mode, "marks") == 0;
@@ -252,8 +255,9 @@ int main(int argc, char** argv) {
         /* Heavy-tailed: 3 of 4 MinOpts (about 700 allocations, 54 phases), the rest FullOpts
          * (about 2,700, or 20,000 for one in 16). */
         uint64_t r = next();
-        int minopts = r % 4 != 0;
-        size_t allocs = minopts ? 700 : ((r >> 8) % 16 == 0 ? 20000 : 2700);
+        int mixed = strcmp(tier, "mix") == 0;
+        int minopts = mixed ? r % 4 != 0 : strcmp(tier, "minopts") == 0;
+        size_t allocs = minopts ? 700 : ((r >> 8) % 16 == 0 && mixed ? 20000 : 2700);
         uint32_t phases = minopts ? 54 : 97;
 #ifdef PLAIN_ARENA
         plain local = {0, 0, 0};
