@@ -100,9 +100,13 @@ impl MethodSites {
 
     /// Forgets the method's sites, keeping the memory for the next method.
     pub(crate) fn clear(&mut self) {
+        // The table holds entries only for sites listed (no call to `memset` for an arena that
+        // records no trace: a reset's every method).
+        if !self.addrs.is_empty() {
+            self.table.fill(0);
+        }
         self.addrs.clear();
         self.of_alloc.clear();
-        self.table.fill(0);
     }
 
     /// After a part of the method was written: its allocations' indices are let go of (the

@@ -104,6 +104,7 @@ impl TraceBuffer {
     }
 
     /// Forgets the method, keeping the buffer's memory for the next.
+    #[inline(never)] // reached only by arenas that record a trace
     pub(crate) fn clear(&mut self) {
         self.events.clear();
         self.before = 0;

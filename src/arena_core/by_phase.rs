@@ -31,6 +31,7 @@ impl KindsByPhase {
     }
 
     /// Zeroes everything (the arena's counters were zeroed).
+    #[inline(never)] // reached only by arenas that record kinds by phase
     pub(crate) fn clear(&mut self) {
         self.last.fill(0);
         for (row, touched) in self

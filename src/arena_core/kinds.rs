@@ -230,13 +230,9 @@ impl KindTotals {
 
     /// Empties every slot for the next method, and the totals only when a drain or a large
     /// request filled them. Every slot, since the inline path counts any slot value a caller
-    /// passes (those past the configured kinds in the invalid-kind bucket): one run of 255
-    /// slots, under the 2 KB from which the C library clears byte by byte with `rep stosb`
-    /// (which costs more under callgrind's count) instead of with vector stores, then the last.
+    /// passes (those past the configured kinds in the invalid-kind bucket), exactly per method.
     pub(crate) fn clear(&mut self, packed: &mut [u64; SLOTS]) {
-        let (below_last, last) = packed.split_at_mut(SLOTS - 1);
-        below_last.fill(0);
-        last[0] = 0;
+        super::slots::zero(packed);
         if std::mem::take(&mut self.dirty) {
             if let Some(totals) = self.totals.as_deref_mut() {
                 totals.bytes.fill(0);

@@ -411,52 +411,10 @@ impl RawArena {
     /// Empties the arena for the next method, keeping the current normal page.
     #[inline(never)]
     pub(crate) fn reset(&mut self) {
-        // Emptied in place: the list keeps its room for the kept page and the next method's.
-        let mut pages = std::mem::take(&mut self.pages);
-        let mut kept = None;
-        while let Some(page) = pages.pop() {
-            if self.window_start != 0 && page.base.addr() == self.window_start && kept.is_none() {
-                kept = Some(page); // the current normal page
-                continue;
-            }
-            let cacheable = matches!(self.pager, Pager::Builtin) && page.size == self.page_size;
-            if cacheable && (self.spare.len() + 1) * self.page_size <= SPARE_BYTES {
-                if let Err(page) = fallible::push(&mut self.spare, page) {
-                    self.release(page); // no memory to cache it
-                }
-            } else {
-                self.release(page);
-            }
-        }
-        self.pages = pages;
-        self.reserved = 0;
-        // Listed again within the list's room (it held this page before it was emptied); were
-        // there none, the page would be given back and the window emptied, as with no page.
-        let kept = kept.and_then(|page| {
-            let size = page.size;
-            match fallible::push_within(&mut self.pages, page) {
-                Ok(()) => Some(size),
-                Err(page) => {
-                    self.release(page);
-                    None
-                }
-            }
-        });
-        match kept {
-            Some(size) => {
-                self.reserved = size as u64;
-                self.head.cursor = self.window_start;
-                // An empty window: the first request of the next method takes the slow path,
-                // as in a new arena, so that a method's counters (`largest` among them) do
-                // not depend on what the arena served before.
-                self.head.limit = self.head.cursor;
-            }
-            None => {
-                self.window_start = 0;
-                self.page_end = 0;
-                self.head.cursor = 0;
-                self.head.limit = 0;
-            }
+        if self.pages.is_empty() {
+            self.forget_window();
+        } else {
+            self.keep_current_page_only();
         }
         self.kinds.clear(&mut self.head.kind_packed);
         // The marks nobody read are the method's: dropped with it.
@@ -476,6 +434,59 @@ impl RawArena {
         self.trace_sites.clear();
         self.trace_short = false;
         self.trace_mark = (0, self.schema.phases.len());
+    }
+
+    /// [`RawArena::reset`]'s pages: every page but the current normal one goes to the spares
+    /// (the built-in pager's normal pages, while they hold under `SPARE_BYTES`) or back to the
+    /// pager, and the window is left empty on the kept page, so that the next method's first
+    /// request takes the slow path, as in a new arena (a method's counters, `largest` among
+    /// them, then do not depend on what the arena served before). Out of line: a reset of an
+    /// arena with no page saves its registers.
+    #[inline(never)]
+    fn keep_current_page_only(&mut self) {
+        let current = self.window_start;
+        let mut kept = None;
+        while let Some(page) = self.pages.pop() {
+            if kept.is_none() && current != 0 && page.base.addr() == current {
+                kept = Some(page);
+                continue;
+            }
+            let cacheable = matches!(self.pager, Pager::Builtin) && page.size == self.page_size;
+            if cacheable && (self.spare.len() + 1) * self.page_size <= SPARE_BYTES {
+                if let Err(page) = fallible::push(&mut self.spare, page) {
+                    self.release(page); // no memory to cache it
+                }
+            } else {
+                self.release(page);
+            }
+        }
+        // Listed again within the list's room (it held this page a moment ago); were there
+        // none, the page would be given back and the window emptied, as with no page.
+        let kept = kept.map(|page| {
+            let size = page.size;
+            fallible::push_within(&mut self.pages, page).map(|()| size)
+        });
+        match kept {
+            Some(Ok(size)) => {
+                self.reserved = size as u64;
+                self.head.cursor = current;
+                self.head.limit = current;
+            }
+            Some(Err(page)) => {
+                self.release(page);
+                self.forget_window();
+            }
+            None => self.forget_window(),
+        }
+    }
+
+    /// No page and no window: the state of a new arena.
+    fn forget_window(&mut self) {
+        self.reserved = 0;
+        self.window_start = 0;
+        self.page_end = 0;
+        self.head.cursor = 0;
+        self.head.limit = 0;
     }
 
     /// Keeps `head.used_bias` such that the cursor plus it is the bytes used (modulo the
