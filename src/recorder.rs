@@ -314,18 +314,55 @@ fn append<W>(
             Err(e) => Some(e),
         },
     };
+    let why = failed.as_ref().and_then(|_| why(&sink.writer));
+    let removed = remove_torn(&mut sink.writer);
+    Err(append_error(
+        sink.path.as_path(),
+        what,
+        Appended {
+            failed,
+            refused,
+            why,
+            removed,
+        },
+    ))
+}
+
+/// What became of a record [`append`] could not write.
+struct Appended {
+    /// The write's error, if it was tried.
+    failed: Option<std::io::Error>,
+    /// A record cut short earlier, which made the writer refuse this one: its bytes and the
+    /// end of the last whole record.
+    refused: Option<(u64, u64)>,
+    /// Why the writer refused the record, when it says.
+    why: Option<&'static str>,
+    /// Whether what reached the file of it was removed.
+    removed: std::io::Result<()>,
+}
+
+/// [`append`]'s error, out of line: one copy for every kind of file.
+#[cold]
+#[inline(never)]
+fn append_error(path: &std::path::Path, what: &str, appended: Appended) -> Error {
+    let Appended {
+        failed,
+        refused,
+        why,
+        removed,
+    } = appended;
     let code = match &failed {
         Some(e) if e.kind() == std::io::ErrorKind::OutOfMemory => ErrorCode::OutOfMemory,
         _ => ErrorCode::Io,
     };
     // One message, whose allocation cannot abort: memory may be what ran out.
     let mut m = Message::new();
-    m.push(sink.path.as_path())
+    m.push(path)
         .push(": cannot append a record to this ")
         .push(what)
         .push(": ");
     match (&failed, refused) {
-        (Some(e), _) => match why(&sink.writer) {
+        (Some(e), _) => match why {
             Some(why) => m.push(crate::log::REFUSED).push(why),
             None => m.push(e),
         },
@@ -337,14 +374,14 @@ fn append<W>(
             .push(") and could not be removed, so no record is written after it"),
         (None, None) => m.push("refused"),
     };
-    match remove_torn(&mut sink.writer) {
+    match removed {
         Ok(()) => m.push(" (the record is not in the file; the records before it are intact)"),
         Err(cut) => m
             .push("; part of the record reached the file and could not be removed (")
             .push(&cut)
             .push("), so every later record is refused; the records before it are intact"),
     };
-    Err(Error::new(code, m.into_string()))
+    Error::new(code, m.into_string())
 }
 
 /// Opens the stats log at `path` (`%p`: the process id), truncating it.

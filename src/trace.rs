@@ -250,7 +250,7 @@ impl<W: Write> TraceWriter<W> {
                     Sites::Recorded(s) => (s.addrs(), &[], Some(s.of_alloc())),
                     Sites::Given(table, of) => (&[], table, Some(of)),
                 };
-                put_varint(p, (addrs.len() + given.len()) as u64);
+                put_value(p, (addrs.len() + given.len()) as u64);
                 put_located(modules, scratch, frames, p, addrs)?;
                 for site in given {
                     put_site(modules, scratch, frames, p, site.module, site.offset)?;
@@ -282,8 +282,8 @@ impl<W: Write> TraceWriter<W> {
         let (modules, scratch) = (&mut self.modules, &mut self.scratch);
         modules.method_start();
         let result = self.frames.write_unnamed(FRAME_PART, |frames, p| {
-            put_varint(p, buffer.stream);
-            put_varint(p, buffer.parts);
+            put_value(p, buffer.stream);
+            put_value(p, buffer.parts);
             put_piece(modules, scratch, frames, p, buffer, sites)
         });
         settle_modules(modules, result.is_ok());
@@ -304,8 +304,8 @@ impl<W: Write> TraceWriter<W> {
         let result = self
             .frames
             .write_with_frames(FRAME_CLOSE, schema, method, |frames, p| {
-                put_varint(p, buffer.stream);
-                put_varint(p, buffer.parts);
+                put_value(p, buffer.stream);
+                put_value(p, buffer.parts);
                 put_piece(modules, scratch, frames, p, buffer, sites)
             });
         settle_modules(modules, result.is_ok());
@@ -359,8 +359,8 @@ fn put_site(
     offset: u64,
 ) -> std::io::Result<()> {
     module_frame(modules, scratch, frames, module)?;
-    put_varint(p, u64::from(module));
-    put_varint(p, offset);
+    put_value(p, u64::from(module));
+    put_value(p, offset);
     Ok(())
 }
 
@@ -402,20 +402,20 @@ fn put_piece(
     if allocations != sites.of_alloc().len() {
         return Err(std::io::Error::from(std::io::ErrorKind::OutOfMemory));
     }
-    put_varint(p, 1);
+    put_value(p, 1);
     let new = sites
         .addrs()
         .get(buffer.sites_written..)
         .unwrap_or_default();
-    put_varint(p, new.len() as u64);
+    put_value(p, new.len() as u64);
     put_located(modules, scratch, frames, p, new)?;
     match buffer.fixup {
         Some((at, phase)) => {
-            put_varint(p, 1);
-            put_varint(p, at);
-            put_varint(p, u64::from(phase));
+            put_value(p, 1);
+            put_value(p, at);
+            put_value(p, u64::from(phase));
         }
-        None => put_varint(p, 0),
+        None => put_value(p, 0),
     }
     put_events(p, events, Some(sites.of_alloc()));
     Ok(())
@@ -424,7 +424,7 @@ fn put_piece(
 /// Encodes a method's events: their count, then each (with `site_of`: an allocation's site
 /// index after its size).
 fn put_events(p: &mut TryBuf, events: &[Event], site_of: Option<&[u32]>) {
-    put_varint(p, events.len() as u64);
+    put_value(p, events.len() as u64);
     let mut sites = site_of.unwrap_or_default().iter();
     for e in events {
         let alloc = e.op != JITARENA_EVENT_PHASE;
@@ -445,13 +445,15 @@ fn put_one(p: &mut TryBuf, value: u64) {
     if value < 0x80 {
         p.put(&[value as u8]);
     } else {
-        put_long(p, value);
+        put_value(p, value);
     }
 }
 
-/// [`put_one`] of a value of two bytes or more.
+/// A varint out of line: [`put_one`]'s values of two bytes or more, and every other value the
+/// trace writes, share one copy of the encoder (a trace is written at the end of a method and
+/// when its buffer fills, never on the allocation path).
 #[inline(never)]
-fn put_long(p: &mut TryBuf, value: u64) {
+fn put_value(p: &mut TryBuf, value: u64) {
     put_varint(p, value);
 }
 
@@ -474,8 +476,8 @@ fn module_frame(
     }
     m.pending = true;
     scratch.clear();
-    put_varint(scratch, u64::from(id));
-    put_varint(scratch, m.path.len() as u64);
+    put_value(scratch, u64::from(id));
+    put_value(scratch, m.path.len() as u64);
     scratch.put(&m.path);
     scratch.check()?;
     put_frame(frames, FRAME_MODULE, scratch.as_slice());
