@@ -3,7 +3,8 @@
 //! `jit`) and as the plain arena written from the JIT's public description, the same methods
 //! through both. Each figure is the difference of the two builds' counts, divided by what the
 //! part did (allocations, marks, methods). BENCHMARKS.md, "The whole cost", gives today's
-//! figures; the budgets here hold them with a little room, and fail on a regression.
+//! figures; the budgets here hold them with a little room, and fail on a regression. The
+//! counting alone is measured apart, with and without the header's counter addition.
 //! Skipped where valgrind is missing, unless `JITARENA_REQUIRE_VALGRIND=1` (`.ci/run`).
 
 mod native;
@@ -213,4 +214,53 @@ fn each_part_of_the_whole_cost_stays_within_its_budget() {
         per_alloc_all <= 6.0,
         "all included: {per_alloc_all:.2} per allocation"
     );
+}
+
+/// Instructions a program runs under callgrind inside `function` and what it calls.
+fn instructions_in(program: &Path, args: &[&str], function: &str) -> u64 {
+    let out = Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(format!("--toggle-collect={function}"))
+        .arg(program)
+        .args(args)
+        .output()
+        .expect("run valgrind");
+    assert!(out.status.success(), "{} failed", program.display());
+    let err = String::from_utf8_lossy(&out.stderr);
+    err.lines()
+        .find_map(|l| l.split("Collected : ").nth(1))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no instruction count in callgrind's output:\n{err}"))
+}
+
+/// The counting alone (issue 31: at most 3 instructions per allocation through a slot): the
+/// header's inline path with its counter addition and without (`JITARENA_NO_COUNTERS`), over
+/// one million JIT-like allocations (`benches/c/alloc_loop.c`, as `scripts/callgrind.sh` runs
+/// it), at call sites naming a constant kind and through allocator objects holding a slot.
+#[test]
+fn counting_costs_at_most_three_instructions_per_allocation() {
+    if !valgrind_available() || !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        return;
+    }
+    let lib = jit_static_lib();
+    let source = ["benches/c/alloc_loop.c"];
+    let counted = link_program("alloc_loop", &source, false, &[], Some(&lib));
+    let uncounted = link_program(
+        "alloc_loop_uncounted",
+        &source,
+        false,
+        &["-DJITARENA_NO_COUNTERS"],
+        Some(&lib),
+    );
+    const ALLOCATIONS: f64 = 1_000_000.0;
+    for (mode, function) in [("sites", "run_sites"), ("slot", "run_slot")] {
+        let with = instructions_in(&counted, &[mode], function);
+        let without = instructions_in(&uncounted, &[mode], function);
+        let per = (with as f64 - without as f64) / ALLOCATIONS;
+        eprintln!("counting per allocation ({mode}): {per:.2}");
+        assert!(
+            per <= 3.0,
+            "counting costs {per:.2} instructions per allocation ({mode})"
+        );
+    }
 }
