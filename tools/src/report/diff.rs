@@ -1066,7 +1066,7 @@ fn top_methods_json(r: &crate::diff::Report) -> Value {
     })
 }
 
-/// The JSON document of a memdiff over collections (schema version 2, in `docs/formats.md`):
+/// The JSON document of a memdiff over collections (schema version 3, in `docs/formats.md`):
 /// the verdict, the totals over collections, and per collection its coverage and the
 /// version-1 document of its diff. One line, ending in a newline.
 pub fn render_report_json(r: &crate::diff::Report) -> String {
