@@ -40,8 +40,20 @@ fn jit_static_lib() -> PathBuf {
 
 /// Instructions a program runs under callgrind, and what it printed.
 fn instructions(program: &Path, args: &[&str]) -> (u64, String) {
+    collected(program, args, None)
+}
+
+/// Instructions a program runs under callgrind inside `function` and what it calls.
+fn instructions_in(program: &Path, args: &[&str], function: &str) -> u64 {
+    collected(program, args, Some(function)).0
+}
+
+/// What callgrind collected in a run of `program` (inside `function` only, if given), and what
+/// the program printed.
+fn collected(program: &Path, args: &[&str], function: Option<&str>) -> (u64, String) {
     let out = Command::new("valgrind")
         .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .args(function.map(|f| format!("--toggle-collect={f}")))
         .arg(program)
         .args(args)
         .output()
@@ -54,6 +66,11 @@ fn instructions(program: &Path, args: &[&str]) -> (u64, String) {
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no instruction count in callgrind's output:\n{err}"));
     (collected, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Whether the figures can be taken here: valgrind, on the x86_64 Linux they were measured on.
+fn measurable() -> bool {
+    valgrind_available() && cfg!(all(target_arch = "x86_64", target_os = "linux"))
 }
 
 /// Instructions a program runs under callgrind inside its phase functions (`BEGIN` and `END`,
@@ -127,7 +144,7 @@ const MANY: u64 = 500;
 
 #[test]
 fn each_part_of_the_whole_cost_stays_within_its_budget() {
-    if !valgrind_available() || !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+    if !measurable() {
         return;
     }
     let lib = jit_static_lib();
@@ -216,30 +233,13 @@ fn each_part_of_the_whole_cost_stays_within_its_budget() {
     );
 }
 
-/// Instructions a program runs under callgrind inside `function` and what it calls.
-fn instructions_in(program: &Path, args: &[&str], function: &str) -> u64 {
-    let out = Command::new("valgrind")
-        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
-        .arg(format!("--toggle-collect={function}"))
-        .arg(program)
-        .args(args)
-        .output()
-        .expect("run valgrind");
-    assert!(out.status.success(), "{} failed", program.display());
-    let err = String::from_utf8_lossy(&out.stderr);
-    err.lines()
-        .find_map(|l| l.split("Collected : ").nth(1))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no instruction count in callgrind's output:\n{err}"))
-}
-
 /// The counting alone (issue 31: at most 3 instructions per allocation through a slot): the
 /// header's inline path with its counter addition and without (`JITARENA_NO_COUNTERS`), over
 /// one million JIT-like allocations (`benches/c/alloc_loop.c`, as `scripts/callgrind.sh` runs
 /// it), at call sites naming a constant kind and through allocator objects holding a slot.
 #[test]
 fn counting_costs_at_most_three_instructions_per_allocation() {
-    if !valgrind_available() || !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+    if !measurable() {
         return;
     }
     let lib = jit_static_lib();
