@@ -110,7 +110,7 @@ extern "C" {
 
 /** Version of this ABI. jitarena_abi_version() returns the version the library was built with;
  *  a caller should refuse to run when the two differ. */
-#define JITARENA_ABI_VERSION 5u
+#define JITARENA_ABI_VERSION 6u
 
 /** Kinds 0 .. JITARENA_MAX_KINDS-1 can be named; every allocation with a kind at or above
  *  kind_count is counted in the invalid-kind bucket. */
@@ -267,19 +267,20 @@ typedef struct jitarena_head {
      *  before the current page's, less the page's start), kept by the library. */
     uintptr_t used_bias;
     /** Per kind slot, what the inline path counted since the library last drained the slot
-     *  into its 64-bit totals: allocations in the high 32 bits, bytes requested (before
-     *  rounding) in the low 32 bits. Each inline allocation adds
-     *  JITARENA_PACKED_ONE + size. The slow path drains every slot before the bytes handed out
-     *  since the last drain (pages, each at most 1 GiB) could carry out of the low half, so
-     *  the halves never mix; the readers add these to the totals. */
+     *  into its 64-bit totals, as the bytes requested (before rounding) less 2^31 per
+     *  allocation, modulo 2^64: the bytes in the low 31 bits, the allocations in (bytes -
+     *  counter) >> 31. Each inline allocation adds JITARENA_PACKED_ONE + size. The slow path
+     *  drains every slot before the bytes handed out since the last drain (pages, each at most
+     *  1 GiB) could reach 2^31, so the two never mix; the readers add these to the totals. */
     uint64_t kind_packed[JITARENA_KIND_SLOTS];
     /** Phase marks not yet read: those before mark_next. */
     jitarena_mark marks[JITARENA_MARKS];
 } jitarena_head;
 
-/** One inline allocation in a packed counter (jitarena_head.kind_packed): a count of 1 in the
- *  high 32 bits. */
-#define JITARENA_PACKED_ONE ((uint64_t)1 << 32)
+/** One inline allocation in a packed counter (jitarena_head.kind_packed): minus 2^31, modulo
+ *  2^64. Its addend (this plus the size) is one instruction with a 32-bit immediate on every
+ *  compiler, where 2^32 took a 64-bit constant that clang rebuilds at each call site. */
+#define JITARENA_PACKED_ONE ((uint64_t)0 - ((uint64_t)1 << 31))
 
 /** A kind's counter slot: every value indexes the head's counters in bounds, so the inline
  *  path needs no check. Obtain it once, with jitarena_kind_slot_of(), where a JIT makes its
@@ -437,11 +438,11 @@ static inline void* jitarena_take(jitarena_head* head, uintptr_t cursor, size_t 
     head->cursor = cursor + jitarena_rounded_less_one(size) + 1u;
 #ifndef JITARENA_NO_COUNTERS
     {
-        /* size <= the window (at most a page) here: it stays in the low half. */
+        /* size <= the window (at most a page) here: it stays in the low 31 bits. */
         uint64_t add = JITARENA_PACKED_ONE + size;
-#if defined(__clang__)
-        /* Keeps clang from splitting the addition into load, add, add, store (it reassociates
-         * the two terms with the counter): one add to memory, as gcc emits. */
+#if defined(__GNUC__)
+        /* Keeps the compiler from reassociating the two terms with the counter (load, add,
+         * add, store, and the slot's index computed apart): one add to memory. */
         __asm__("" : "+r"(add));
 #endif
         head->kind_packed[slot] += add;

@@ -247,7 +247,7 @@ impl Arena {
             let at = head.cursor;
             head.cursor = at + rounded_less_one + 1;
             let slot = kind.0.min(JITARENA_MAX_KINDS) as usize;
-            // Within the window, so at most a quarter page: it stays in the low half.
+            // Within the window, so at most a page: it stays below the count's 2^31.
             head.kind_packed[slot] = head.kind_packed[slot].wrapping_add(PACKED_ONE + size as u64);
             // SAFETY: `at` lies in the current page (below `limit`), so it is not 0; the page's
             // address was exposed when the page was obtained.

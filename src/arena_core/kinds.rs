@@ -1,32 +1,49 @@
 //! Per-kind bytes and counts: the head's packed counters, which the inline path adds to, and
 //! the 64-bit totals they are drained into.
 //!
-//! The inline path adds `PACKED_ONE + size` to its slot's `kind_packed`: the count in the high
-//! 32 bits, the requested bytes in the low 32 bits. It only serves requests that fit the bump
-//! window, and the sizes it adds between two slow-path calls sum to at most the window's length
-//! (every size is at most its rounded size, and the rounded sizes fit the window). So the bytes
-//! added to the low halves since the last drain are at most the sum of the windows opened since
-//! then: [`KindTotals::window_opened`] keeps that sum and drains every slot before it could
-//! reach 2^32, so a low half never carries into its count, whatever the page size. Readers add
-//! the packed halves to the totals; they never need to drain. The low halves of *all* slots
-//! together stay below 2^32 too, so the wrapping sum of any range of packed counters holds the
-//! range's bytes in its low half and its count in its high half: one pass reads both.
+//! The inline path adds `PACKED_ONE + size` to its slot's `kind_packed`, where `PACKED_ONE` is
+//! -2^31 (modulo 2^64, an addend of a 32-bit immediate): a counter holds its bytes less 2^31
+//! per allocation, so while the bytes stay below 2^31 they are its low 31 bits ([`bytes_of`]),
+//! and the count is what the rest takes away ([`count_of`]). The inline path only serves
+//! requests that fit the bump window, and the sizes it adds between two slow-path calls sum to
+//! at most the window's length (every size is at most its rounded size, and the rounded sizes
+//! fit the window). So the bytes added since the last drain are at most the sum of the windows
+//! opened since then: [`KindTotals::window_opened`] keeps that sum and drains every slot before
+//! it could reach 2^31, so bytes and count never mix, whatever the page size. Readers add the
+//! packed counters' bytes and counts to the totals; they never need to drain. The bytes of *all*
+//! slots together stay below 2^31 too, so the wrapping sum of any range of packed counters is
+//! itself a packed counter of the range: one pass reads both.
 
 use std::ops::{Range, RangeTo};
 
 use super::slots::{wrapping_sum, SLOTS};
 
-/// One inline allocation in a packed counter: a count of 1 in the high half
-/// (`JITARENA_PACKED_ONE` of the header).
-pub(crate) const PACKED_ONE: u64 = 1 << 32;
+/// How far the count sits in a packed counter: each allocation takes 2^31 away.
+const COUNT_SHIFT: u32 = 31;
 
-/// The low half of a packed counter: bytes.
-const LOW: u64 = PACKED_ONE - 1;
+/// One inline allocation in a packed counter: -2^31 (`JITARENA_PACKED_ONE` of the header).
+pub(crate) const PACKED_ONE: u64 = 0u64.wrapping_sub(1 << COUNT_SHIFT);
 
-/// The most bytes the inline path may add to the low halves between two drains.
+/// The bytes of a packed counter: its low 31 bits.
+const LOW: u64 = (1 << COUNT_SHIFT) - 1;
+
+/// The most bytes the packed counters may hold together between two drains.
 pub(crate) const DRAIN_AT: u64 = LOW;
 
-/// The 64-bit totals of the slots, once a drain or a request too large for a low half needed
+/// The bytes of a packed counter (or of a wrapping sum of them).
+#[inline]
+fn bytes_of(packed: u64) -> u64 {
+    packed & LOW
+}
+
+/// The allocations of a packed counter (or of a wrapping sum of them): what its 2^31 per
+/// allocation took away from its bytes.
+#[inline]
+fn count_of(packed: u64) -> u64 {
+    bytes_of(packed).wrapping_sub(packed) >> COUNT_SHIFT
+}
+
+/// The 64-bit totals of the slots, once a drain or a request too large for a packed counter needed
 /// them.
 pub(crate) struct Totals {
     /// Bytes per slot.
@@ -37,8 +54,8 @@ pub(crate) struct Totals {
 
 /// The 64-bit totals behind the head's packed counters.
 pub(crate) struct KindTotals {
-    /// Drained from the packed counters, plus requests too large for a low half; made at the
-    /// first drain (a method that hands out 4 GiB) and kept until the arena is dropped, so that
+    /// Drained from the packed counters, plus requests too large for them; made at the
+    /// first drain (a method that hands out 2 GiB) and kept until the arena is dropped, so that
     /// creating an arena and a method that hands out less pay nothing for them.
     totals: Option<Box<Totals>>,
     /// Whether `totals` may hold a non-zero slot.
@@ -114,7 +131,7 @@ impl KindTotals {
         bytes: u64,
         open: u64,
     ) -> Result<(), NoMemory> {
-        debug_assert!(packed.iter().map(|p| p & LOW).sum::<u64>() <= self.undrained);
+        debug_assert!(packed.iter().map(|&p| bytes_of(p)).sum::<u64>() <= self.undrained);
         if self.undrained.saturating_add(bytes) > self.drain_at {
             self.drain(packed)?;
             self.undrained = open;
@@ -123,7 +140,7 @@ impl KindTotals {
     }
 
     /// Counts one request served by the slow path, after [`KindTotals::make_room`] for it: in
-    /// the packed counter when it fits a low half, else in the totals.
+    /// the packed counter when it fits below 2^31 with the others, else in the totals.
     #[inline]
     pub(crate) fn add(
         &mut self,
@@ -162,9 +179,9 @@ impl KindTotals {
             .zip(&mut totals.count)
         {
             let v = std::mem::take(p);
-            *b = b.wrapping_add(v & LOW);
-            *c = c.wrapping_add(v >> 32);
-            drained = drained.wrapping_add(v & LOW);
+            *b = b.wrapping_add(bytes_of(v));
+            *c = c.wrapping_add(count_of(v));
+            drained = drained.wrapping_add(bytes_of(v));
         }
         self.bytes_sum = self.bytes_sum.wrapping_add(drained);
         self.undrained = 0;
@@ -180,7 +197,7 @@ impl KindTotals {
     pub(crate) fn bytes(&self, packed: &[u64; SLOTS], slot: usize) -> u64 {
         let at = slot % SLOTS; // `slot < SLOTS` already: the remainder proves it to the compiler
         let total = self.total_bytes_of().map_or(0, |t| t[at]);
-        total.wrapping_add(packed[at] & LOW)
+        total.wrapping_add(bytes_of(packed[at]))
     }
 
     /// Allocations of one slot.
@@ -188,7 +205,37 @@ impl KindTotals {
     pub(crate) fn count(&self, packed: &[u64; SLOTS], slot: usize) -> u64 {
         let at = slot % SLOTS;
         let total = self.total_counts_of().map_or(0, |t| t[at]);
-        total.wrapping_add(packed[at] >> 32)
+        total.wrapping_add(count_of(packed[at]))
+    }
+
+    /// Calls `f` with the slot, bytes and count of each of slots `0..n`, in order: one pass over
+    /// the packed counters, and over the totals too only once a drain or a large request made
+    /// them.
+    #[inline]
+    pub(crate) fn for_each(
+        &self,
+        packed: &[u64; SLOTS],
+        n: usize,
+        mut f: impl FnMut(usize, u64, u64),
+    ) {
+        let packed = packed.get(..n).unwrap_or(packed);
+        match self.totals.as_deref() {
+            Some(t) if self.dirty => {
+                let totals = t.bytes.iter().zip(&t.count);
+                for (slot, (&p, (&b, &c))) in packed.iter().zip(totals).enumerate() {
+                    f(
+                        slot,
+                        b.wrapping_add(bytes_of(p)),
+                        c.wrapping_add(count_of(p)),
+                    );
+                }
+            }
+            _ => {
+                for (slot, &p) in packed.iter().enumerate() {
+                    f(slot, bytes_of(p), count_of(p));
+                }
+            }
+        }
     }
 
     /// The invalid bucket's (bytes, count): every slot from the configured kinds on.
@@ -202,22 +249,23 @@ impl KindTotals {
             _ => (0, 0),
         };
         (
-            bytes.wrapping_add(both & LOW),
-            count.wrapping_add(both >> 32),
+            bytes.wrapping_add(bytes_of(both)),
+            count.wrapping_add(count_of(both)),
         )
     }
 
     /// Allocations of a range of slots.
     pub(crate) fn sum_counts(&self, packed: &[u64; SLOTS], range: Range<usize>) -> u64 {
         let count = self.total_counts_of().and_then(|t| t.get(range.clone()));
-        wrapping_sum(count.unwrap_or_default())
-            .wrapping_add(wrapping_sum(packed.get(range).unwrap_or_default()) >> 32)
+        wrapping_sum(count.unwrap_or_default()).wrapping_add(count_of(wrapping_sum(
+            packed.get(range).unwrap_or_default(),
+        )))
     }
 
     /// Bytes of every slot.
     #[inline]
     pub(crate) fn total_bytes(&self, packed: &[u64; SLOTS]) -> u64 {
-        self.bytes_sum.wrapping_add(wrapping_sum(packed) & LOW)
+        self.bytes_sum.wrapping_add(bytes_of(wrapping_sum(packed)))
     }
 
     /// The slots' totals and packed counters, to read together.
@@ -258,7 +306,7 @@ impl Slots<'_> {
     pub(crate) fn bytes(&self, slot: usize) -> u64 {
         let at = slot % SLOTS;
         let total = self.bytes.map_or(0, |b| b[at]);
-        total.wrapping_add(self.packed[at] & LOW)
+        total.wrapping_add(bytes_of(self.packed[at]))
     }
 
     /// Bytes of slots `0..n`, in order.
@@ -268,15 +316,16 @@ impl Slots<'_> {
         let bytes = self.bytes;
         packed.iter().enumerate().map(move |(i, &p)| {
             let total = bytes.and_then(|b| b.get(i)).copied().unwrap_or(0);
-            total.wrapping_add(p & LOW)
+            total.wrapping_add(bytes_of(p))
         })
     }
 
     /// Bytes of the slots in `range`.
     pub(crate) fn sum_bytes(&self, range: RangeTo<usize>) -> u64 {
         let bytes = self.bytes.and_then(|b| b.get(range));
-        wrapping_sum(bytes.unwrap_or_default())
-            .wrapping_add(wrapping_sum(self.packed.get(range).unwrap_or_default()) & LOW)
+        wrapping_sum(bytes.unwrap_or_default()).wrapping_add(bytes_of(wrapping_sum(
+            self.packed.get(range).unwrap_or_default(),
+        )))
     }
 }
 
@@ -289,26 +338,28 @@ mod tests {
         let mut t = KindTotals::new(4);
         let mut packed = [0u64; SLOTS];
         let window = 1usize << 28; // a quarter of the largest page
+        let add = |p: &mut u64, size: u64| *p = p.wrapping_add(PACKED_ONE + size);
         t.make_room(&mut packed, window as u64, 0).unwrap();
         t.window_opened(window);
-        for _ in 0..14 {
-            packed[3] += PACKED_ONE + window as u64;
+        for _ in 0..6 {
+            add(&mut packed[3], window as u64);
             t.make_room(&mut packed, window as u64, 0).unwrap();
             t.window_opened(window);
         }
-        assert_eq!(packed[3], 14 * PACKED_ONE + 14 * (1 << 28));
+        assert_eq!(packed[3], 6u64.wrapping_mul(PACKED_ONE) + 6 * (1 << 28));
+        assert_eq!((t.bytes(&packed, 3), t.count(&packed, 3)), (6 << 28, 6));
         assert!(t.totals.is_none(), "no drain, no totals");
-        packed[3] += PACKED_ONE + window as u64;
+        add(&mut packed[3], window as u64);
         t.make_room(&mut packed, window as u64, 0).unwrap();
         t.window_opened(window);
         assert_eq!(packed[3], 0);
-        assert_eq!(t.bytes(&packed, 3), 15 << 28);
-        assert_eq!(t.count(&packed, 3), 15);
-        assert_eq!(t.total_bytes(&packed), 15 << 28);
-        packed[3] += PACKED_ONE + 8;
-        assert_eq!(t.bytes(&packed, 3), (15 << 28) + 8);
-        assert_eq!(t.sum_counts(&packed, 0..SLOTS), 16);
-        packed[200] += PACKED_ONE + 16;
+        assert_eq!(t.bytes(&packed, 3), 7 << 28);
+        assert_eq!(t.count(&packed, 3), 7);
+        assert_eq!(t.total_bytes(&packed), 7 << 28);
+        add(&mut packed[3], 8);
+        assert_eq!(t.bytes(&packed, 3), (7 << 28) + 8);
+        assert_eq!(t.sum_counts(&packed, 0..SLOTS), 8);
+        add(&mut packed[200], 16);
         assert_eq!(t.invalid(&packed), (16, 1));
         t.clear(&mut packed);
         assert_eq!(
@@ -324,6 +375,7 @@ mod tests {
         let mut packed = [0u64; SLOTS];
         t.add(&mut packed, 1, 100).unwrap();
         assert_eq!(packed[1], PACKED_ONE + 100);
+        assert_eq!((t.bytes(&packed, 1), t.count(&packed, 1)), (100, 1));
         t.add(&mut packed, 0, DRAIN_AT).unwrap(); // would carry: to the totals
         assert_eq!(t.bytes(&packed, 0), DRAIN_AT);
         assert_eq!(t.bytes(&packed, 1), 100);

@@ -287,7 +287,7 @@ impl RawArena {
             self.trace_short |= self.trace_sites.record(site).is_err();
         }
         let slot = kind.min(JITARENA_MAX_KINDS) as usize;
-        // Within the room made above: fails only for a request past a low half, whose totals
+        // Within the room made above: fails only for a request too large for a packed counter, whose totals
         // could not be made.
         if self
             .kinds
@@ -731,17 +731,13 @@ impl RawArena {
             .try_reserve(self.phases.slots())
             .map_err(no_memory)?;
         let mut named = 0u64;
-        for slot in 0..kinds {
-            let (b, c) = (
-                self.kinds.bytes(packed, slot),
-                self.kinds.count(packed, slot),
-            );
+        self.kinds.for_each(packed, kinds, |slot, b, c| {
             named = named.wrapping_add(b);
             if c != 0 {
                 // Within the room reserved above, as the pushes below.
                 let _ = fallible::push_within(&mut out.kinds, (slot as u32, b, c));
             }
-        }
+        });
         let (invalid_bytes, invalid_count) = self.invalid_bucket();
         if invalid_count != 0 {
             let _ =

@@ -26,7 +26,7 @@ LAYOUT_CHECK(head_marks, offsetof(jitarena_head, marks) ==
 LAYOUT_CHECK(head_size, sizeof(jitarena_head) >= offsetof(jitarena_head, marks) +
                                                      JITARENA_MARKS * sizeof(jitarena_mark));
 LAYOUT_CHECK(mark_size, sizeof(jitarena_mark) == sizeof(void*) + 8);
-LAYOUT_CHECK(packed_one, JITARENA_PACKED_ONE == 0x100000000ull);
+LAYOUT_CHECK(packed_one, JITARENA_PACKED_ONE == 0xFFFFFFFF80000000ull);
 LAYOUT_CHECK(every_slot_indexes, JITARENA_KIND_SLOTS == 256u);
 /* kinds_by_phase lies past the end of every ABI-1 config (which ended with `host`, its size
  * rounded up to 8 at most), so an old struct_size never reaches it. */
