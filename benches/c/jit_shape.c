@@ -87,15 +87,15 @@ static __attribute__((noinline)) void host_free_page(void* host, void* page, siz
 }
 
 #ifdef PLAIN_ARENA
-/* The JIT's own ArenaAllocator, from its public description: its bump pointers and page list
- * in the object itself. */
+/* The JIT's own ArenaAllocator, from its public description: its bump pointers (as integers
+ * here, so that the first bump from none is defined C) and page list in the object itself. */
 typedef struct page {
     struct page* prev;
     size_t size;
 } page;
 typedef struct arena_allocator {
-    char* next;
-    char* last;
+    uintptr_t next;
+    uintptr_t last;
     page* pages;
 } arena_allocator;
 static __attribute__((noinline)) void* plain_new_page(arena_allocator* a, size_t size) {
@@ -105,17 +105,18 @@ static __attribute__((noinline)) void* plain_new_page(arena_allocator* a, size_t
     p->prev = a->pages;
     p->size = want;
     a->pages = p;
-    a->next = (char*)(p + 1) + size;
-    a->last = (char*)p + want;
+    a->next = (uintptr_t)(p + 1) + size;
+    a->last = (uintptr_t)p + want;
     return p + 1;
 }
+/* As the JIT's allocateMemory: round the size up to 8, bump, then compare the bumped pointer
+ * with the page's end (a new page past it). */
 static inline void* plain_alloc(arena_allocator* a, size_t size) {
-    void* block;
+    uintptr_t block = a->next;
     size = (size + 7) & ~(size_t)7;
-    block = a->next;
-    if ((size_t)(a->last - a->next) < size) return plain_new_page(a, size);
-    a->next += size;
-    return block;
+    a->next = block + size;
+    if (a->next > a->last) return plain_new_page(a, size);
+    return (void*)block;
 }
 static __attribute__((noinline)) void arena_destroy(arena_allocator* a) {
     page* p = a->pages;
@@ -125,10 +126,10 @@ static __attribute__((noinline)) void arena_destroy(arena_allocator* a) {
         p = prev;
     }
     a->pages = NULL;
-    a->next = a->last = NULL;
+    a->next = a->last = 0;
 }
 static int arena_initialize(arena_allocator* a) {
-    a->next = a->last = NULL;
+    a->next = a->last = 0;
     a->pages = NULL;
     return 1;
 }
