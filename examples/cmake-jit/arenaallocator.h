@@ -3,9 +3,10 @@
 // the memory kinds and gets pages from the host. docs/adopting.md walks through it. What changes:
 //
 // - ArenaAllocatorT::allocateMemory takes the kind's counter slot and is
-//   jitarena_alloc_slot_or: the same rounding up to 8 and pointer bump, inline, plus one
-//   addition to the kind's counter; a failure calls the traits' outOfMemory() (NOMEM()) from
-//   the caller's code, so nothing tests the result on the inline path.
+//   jitarena_alloc_slot_or: the rounding up (to 8; the .NET JIT's rounds to sizeof(size_t))
+//   and the pointer bump, inline, plus one addition to the kind's counter; a failure calls the
+//   traits' outOfMemory() (NOMEM()) from the caller's code, so nothing tests the result on the
+//   inline path.
 // - jitarena keeps the pages, so PageDescriptor, allocateNewPage and destroy's page walk go.
 // - Pages still come from the host (the traits' allocateHostMemory, which the .NET JIT's traits
 //   answer with g_jitHost->allocateSlab), through jitarena's page_alloc and page_free.
@@ -13,8 +14,8 @@
 //   for all its attempts and destroyed when the method is done; no pool. As the JIT's, it has
 //   no destructor (jitNativeCode's error trap is SEH): destroy() is called explicitly.
 //   ArenaAllocatorWithDestructorT (the interpreter's) destroys in its destructor.
-// - CompAllocatorT keeps its kind's slot in Release builds too: one more word than the .NET
-//   JIT's Release CompAllocator, which drops its kind.
+// - CompAllocatorT holds the jitarena itself and keeps its kind's slot in Release builds too:
+//   one more word than the .NET JIT's Release CompAllocator, which drops its kind.
 #ifndef MINIJIT_ARENAALLOCATOR_H
 #define MINIJIT_ARENAALLOCATOR_H
 
@@ -84,13 +85,46 @@ public:
 
     // Was: round the size up to sizeof(size_t), bump m_nextFreeByte, allocateNewPage past the
     // page's end. Now the same bump, inline, counting the bytes under the kind's slot; a
-    // failure (out of line) calls outOfMemory().
-    void* allocateMemory(size_t size, jitarena_kind_slot slot)
+    // failure (out of line) calls outOfMemory(). Static, for CompAllocatorT, which holds the
+    // jitarena itself: the .NET JIT's Debug fault injection and fillWithUninitializedPattern
+    // stay here, as they are static calls of the traits.
+    static void* allocateMemory(jitarena* arena, size_t size, jitarena_kind_slot slot)
     {
-        return jitarena_alloc_slot_or(m_arena, size, slot, onFailure);
+        return jitarena_alloc_slot_or(arena, size, slot, onFailure);
     }
 
-    // The arena, for the phase calls and jitarena_method_done().
+    // The same, for the few callers that allocate through the arena object (jitNativeCode's
+    // Compiler objects).
+    void* allocateMemory(size_t size, jitarena_kind_slot slot)
+    {
+        return allocateMemory(m_arena, size, slot);
+    }
+
+    // What the .NET JIT's other code still asks of its arena: its pages' bytes (JitTimer's CSV
+    // in Release builds, compCompileFinish's Debug checks), the bytes handed out
+    // (MEASURE_MEM_ALLOC), the page size (those Debug checks) and the template's rounding helper.
+    size_t getTotalBytesAllocated() const
+    {
+        return static_cast<size_t>(jitarena_reserved_bytes(m_arena));
+    }
+
+    size_t getTotalBytesUsed() const
+    {
+        return static_cast<size_t>(jitarena_used_bytes(m_arena));
+    }
+
+    static size_t getDefaultPageSize()
+    {
+        return JITARENA_DEFAULT_PAGE_SIZE;
+    }
+
+    static size_t roundUp(size_t size, size_t alignment)
+    {
+        return (size + (alignment - 1)) & ~(alignment - 1);
+    }
+
+    // The jitarena, for CompAllocatorT, the phase calls and jitarena_method_done() (nullptr
+    // before initialize()).
     jitarena* handle() const
     {
         return m_arena;
@@ -135,22 +169,32 @@ public:
 };
 
 // An allocator of one kind, passed by value (the .NET JIT's CompAllocator, from
-// compiler->getAllocator(CMK_...)).
+// compiler->getAllocator(CMK_...)). It holds the jitarena itself, not the ArenaAllocatorT
+// object: an allocation through a CompAllocator held in memory (a container's) then loads the
+// arena's bump pointers through one pointer, as the .NET JIT's own does.
 template <typename TMemKindTraits>
 class CompAllocatorT
 {
     using MemKind = typename TMemKindTraits::MemKind;
     using Arena   = ArenaAllocatorT<TMemKindTraits>;
 
-    Arena* m_arena;
+    jitarena* m_arena;
     // The kind's counter slot, kept in Release builds too (the .NET JIT's Release CompAllocator
-    // holds only m_arena): counting is then the slot's load and one addition, with no clamp.
+    // holds only its arena): counting is then the slot's load and one addition, with no clamp.
     jitarena_kind_slot m_slot;
 
 public:
-    CompAllocatorT(Arena* arena, MemKind kind)
+    // From the Compiler's jitarena (Compiler::getAllocator).
+    CompAllocatorT(jitarena* arena, MemKind kind)
         : m_arena(arena)
         , m_slot(jitarena_kind_slot_of(static_cast<uint32_t>(kind)))
+    {
+    }
+
+    // From an arena object, for the JIT's other callers. It must be initialized: a
+    // CompAllocator holds the jitarena it has then.
+    CompAllocatorT(Arena* arena, MemKind kind)
+        : CompAllocatorT(arena->handle(), kind)
     {
     }
 
@@ -162,7 +206,7 @@ public:
         {
             TMemKindTraits::outOfMemory();
         }
-        return static_cast<T*>(m_arena->allocateMemory(count * sizeof(T), m_slot));
+        return static_cast<T*>(Arena::allocateMemory(m_arena, count * sizeof(T), m_slot));
     }
 
     // Blocks are freed with the arena.

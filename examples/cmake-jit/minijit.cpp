@@ -2,12 +2,13 @@
 // and counts its memory with jitarena the way docs/adopting.md has the .NET JIT do it:
 //
 // - a traits-based ArenaAllocatorT (arenaallocator.h) whose pages come from the host's slabs;
-// - CompAllocators that keep their kind's counter slot in Release builds;
-// - phases through BeginPhase and EndPhase;
+// - CompAllocators that hold the jitarena and keep their kind's counter slot in Release builds;
+// - phases through BeginPhase and EndPhase, children ended inside whichever phase runs them;
 // - one record per method context, written by compCompileFinish with the context number the
 //   host gives and the tier of the attempt that produced the code;
 // - an optimized attempt that fails on an implementation limit is retried once in MinOpts, in
 //   the same arena, so that the context's one record holds the bytes of both attempts;
+// - an exception of the host's that passes through the JIT gives the arena back on its way;
 // - the stats log opened at start-up from the JIT's own configuration, closed at shutdown.
 //
 // The compiler: parse into a tree, lower into basic blocks of three-address code, simplify,
@@ -62,6 +63,13 @@ bool                g_logOpen        = false;
 // Whether this JIT's records go to a log: its JitArenaLog option, or JITARENA_LOG, which the
 // library opens by itself at the first record. Records then carry their context and name.
 bool g_recordsWanted = false;
+// The JIT's configuration (the .NET JIT's JitConfig), read from the host at start-up.
+struct JitConfigValues
+{
+    // 0: no SSA and no value numbering, liveness alone (an OPT_CONFIG knob of the .NET JIT's
+    // Checked builds), which runs outside every phase.
+    int JitDoSsa = 1;
+} JitConfig;
 // Records that could not be written (a full disk, say): the compiles go on, shutdown says so.
 std::atomic<unsigned> g_recordFailures{0};
 std::string           g_firstRecordFailure;
@@ -107,11 +115,13 @@ const char* const JitMemKindTraits::Names[CMK_Count] = {
 
 // ---- Phases (the .NET JIT's compphases.h, declared in compiler.h) ---------------------------
 //
-// A subset of the JIT's phases, in its order, with its display names and its nesting: a parent
-// (Build SSA representation, Local var liveness, Lowering nodeinfo, Linear scan register alloc)
-// is begun and ended; its children are never begun, only ended with EndPhase(child) inside it,
-// at the end of each child's work, as the JIT's ssabuilder.cpp, liveness.cpp, lower.cpp and
-// lsra.cpp do.
+// A subset of the JIT's phases, in its order, with its display names and its nesting. Children
+// are never begun, only ended with EndPhase(child) at the end of each child's work, inside
+// whichever phase runs them: SSA's inside "Build SSA representation" (ssabuilder.cpp), LSRA's
+// inside "Linear scan register alloc" (lsra.cpp), and liveness's inside whichever phase runs
+// liveness (liveness.cpp): Build SSA, Lowering, or none. Their parent "Local var liveness" is
+// never begun, as in the JIT. "Lowering nodeinfo" is a leaf, as in dotnet/runtime's
+// compphases.h.
 #define MINIJIT_PHASES(P)                                                                            \
     P(PHASE_PRE_IMPORT, "Pre-import", -1)                                                            \
     P(PHASE_IMPORTATION, "Importation", -1)                                                          \
@@ -130,9 +140,6 @@ const char* const JitMemKindTraits::Names[CMK_Count] = {
     P(PHASE_LCLVARLIVENESS_PERBLOCK, "Per block local var liveness", PHASE_LCLVARLIVENESS)           \
     P(PHASE_LCLVARLIVENESS_INTERBLOCK, "Global local var liveness", PHASE_LCLVARLIVENESS)            \
     P(PHASE_LOWERING, "Lowering nodeinfo", -1)                                                       \
-    P(PHASE_LOWERING_DECOMP, "Lowering decomposition", PHASE_LOWERING)                               \
-    P(PHASE_LOWERING_TRANSFORM, "Lowering transform", PHASE_LOWERING)                                \
-    P(PHASE_LOWERING_CONTAINMENT, "Lowering containment", PHASE_LOWERING)                            \
     P(PHASE_LINEAR_SCAN, "Linear scan register alloc", -1)                                           \
     P(PHASE_LINEAR_SCAN_BUILD, "LSRA build intervals", PHASE_LINEAR_SCAN)                            \
     P(PHASE_LINEAR_SCAN_ALLOC, "LSRA allocate", PHASE_LINEAR_SCAN)                                   \
@@ -163,7 +170,7 @@ const char* const* const JitMemKindTraits::PhaseNames = ::PhaseNames;
 using ArenaAllocator = ArenaAllocatorT<JitMemKindTraits>;
 using CompAllocator  = CompAllocatorT<JitMemKindTraits>;
 static_assert(sizeof(CompAllocator) == 2 * sizeof(void*),
-              "a CompAllocator is its arena and its kind's slot: one word more than the .NET JIT's Release one");
+              "a CompAllocator is its jitarena and its kind's slot: one word more than the .NET JIT's Release one");
 
 // How a compile ends (the .NET JIT's CorJitResult), and the exception that ends it early.
 enum CorJitResult
@@ -186,6 +193,42 @@ static bool retriedInMinOpts(CorJitResult result)
            result == CORJIT_IMPLLIMITATION || result == CORJIT_R2R_UNSUPPORTED;
 }
 
+// A compile that failed: CORJIT_SKIPPED is no failure (a cross-targeting altjit returns it after
+// compCompileFinish wrote its record).
+static bool isFailure(CorJitResult result)
+{
+    return result != CORJIT_OK && result != CORJIT_SKIPPED;
+}
+
+// The flags of one compile (the .NET JIT's JitFlags): the runtime's request (its tier), and
+// JIT_FLAG_MIN_OPT, which jitNativeCode sets for its MinOpts retry, leaving the tier flags set.
+class JitFlags
+{
+public:
+    enum Flag : uint32_t
+    {
+        JIT_FLAG_TIER0   = MINIJIT_FLAG_TIER0,
+        JIT_FLAG_TIER1   = MINIJIT_FLAG_TIER1,
+        JIT_FLAG_MIN_OPT = 1u << 8,
+    };
+
+    explicit JitFlags(uint32_t flags)
+        : m_flags(flags)
+    {
+    }
+    bool IsSet(Flag flag) const
+    {
+        return (m_flags & flag) != 0;
+    }
+    void Set(Flag flag)
+    {
+        m_flags |= flag;
+    }
+
+private:
+    uint32_t m_flags;
+};
+
 struct JitError
 {
     CorJitResult result;
@@ -197,6 +240,14 @@ struct JitError
 {
     throw JitError{CORJIT_BADCODE, what};
 }
+
+// What the host throws when it has no answer to a query (SuperPMI's missing data). It is not a
+// JitError: the JIT's traps let it pass, as the .NET JIT's __JITfilter lets every exception but
+// its own, and the runtime (here, minijit_compile) catches it.
+struct EEMissingData
+{
+    std::string query;
+};
 
 // The compiler is wrong (NO_WAY): retried in MinOpts, which runs fewer passes.
 [[noreturn]] void noWay(const std::string& what)
@@ -233,19 +284,26 @@ struct InlineInfo
 class Compiler
 {
 public:
-    Compiler(ArenaAllocator* arena, const char* source, bool minOpts, InlineInfo* inlineInfo, uint64_t* noPhaseBytes)
+    // The .NET JIT's compInit: the arena in use (an inlinee's is its inliner's), its jitarena,
+    // and the optimization level.
+    Compiler(ArenaAllocator* arena, const char* source, JitFlags* jitFlags, InlineInfo* inlineInfo,
+             uint64_t* noPhaseBytes)
         : compArenaAllocator(arena)
+        , compArena(arena->handle())
         , compSource(source)
         , impInlineInfo(inlineInfo)
         , compNoPhaseBytes(noPhaseBytes)
     {
-        opts.minOpts = minOpts;
+        opts.jitFlags = jitFlags;
+        compSetOptimizationLevel();
     }
 
-    // An allocator of one kind, as the .NET JIT's Compiler::getAllocator(CMK_...).
+    // An allocator of one kind, as the .NET JIT's Compiler::getAllocator(CMK_...), from the
+    // jitarena the Compiler keeps: one load reaches it, as one load reaches the .NET JIT's own
+    // bump pointers through compArenaAllocator.
     CompAllocator getAllocator(CompMemKind kind)
     {
-        return CompAllocator(compArenaAllocator, kind);
+        return CompAllocator(compArena, kind);
     }
 
     // An inlinee is compiled by its own Compiler, in the inliner's arena.
@@ -266,22 +324,31 @@ public:
     {
         if (!compIsForInlining())
         {
-            jitarena_phase_begin(compArenaAllocator->handle(), phase);
+            jitarena_phase_begin(compArena, phase);
         }
     }
 
-    // Ends the running phase, or a child phase (never begun) inside its running parent.
+    // Ends the running phase, or a child phase (never begun) inside whichever phase runs.
     void EndPhase(Phases phase)
     {
         if (!compIsForInlining())
         {
-            jitarena_phase_end(compArenaAllocator->handle(), phase);
+            jitarena_phase_end(compArena, phase);
         }
     }
 
-    // The tier of this attempt (the .NET JIT's compGetTieringName): MinOpts after a fallback.
-    const char* compGetTieringName() const
+    // The tier of this compile, as the .NET JIT's compGetTieringName: the tier flags first, then
+    // the optimization level. A Tier1 method retried in MinOpts still reads "Tier1" here.
+    const char* compGetTieringName(bool /* wantShortName */) const
     {
+        if (opts.jitFlags->IsSet(JitFlags::JIT_FLAG_TIER0))
+        {
+            return "Tier0";
+        }
+        if (opts.jitFlags->IsSet(JitFlags::JIT_FLAG_TIER1))
+        {
+            return "Tier1";
+        }
         return opts.MinOpts() ? "MinOpts" : "FullOpts";
     }
 
@@ -295,8 +362,9 @@ public:
 
     struct Options
     {
-        bool minOpts = false;
-        bool MinOpts() const
+        JitFlags* jitFlags = nullptr;
+        bool      minOpts  = false;
+        bool      MinOpts() const
         {
             return minOpts;
         }
@@ -316,11 +384,22 @@ private:
 
     void compCompileFinish();
 
+    // MinOpts when asked (the retry's JIT_FLAG_MIN_OPT) or at tier 0; an inlinee as its
+    // inliner (the .NET JIT's compSetOptimizationLevel).
+    void compSetOptimizationLevel()
+    {
+        opts.minOpts = compIsForInlining() ? impInlineInfo->InlinerCompiler->opts.MinOpts()
+                                           : opts.jitFlags->IsSet(JitFlags::JIT_FLAG_MIN_OPT) ||
+                                                 opts.jitFlags->IsSet(JitFlags::JIT_FLAG_TIER0);
+    }
+
     ArenaAllocator* compArenaAllocator;
+    // compArenaAllocator's jitarena, for the allocators and the phase calls.
+    jitarena*       compArena;
     const char*     compSource;
     InlineInfo*     impInlineInfo;
-    // What this method context allocates outside every phase (its Compiler objects and
-    // compInitDebuggingInfo's table), counted here as the arena counts phases, for the host.
+    // What this method context allocates outside every phase (its Compiler objects and a
+    // scope table), counted here as the arena counts phases, for the host.
     uint64_t* compNoPhaseBytes;
 };
 
@@ -425,6 +504,8 @@ const Callee g_callees[] = {
     {"cube", 1, "cube(x) = x * x * x"},
     {"avg", 2, "avg(a, b) = (a + b) / 2"},
     {"mad", 3, "mad(a, b, c) = a * b + c"},
+    // One the replay host's collection has no canInline answer for (programs-missing.txt).
+    {"twice", 1, "twice(x) = x + x"},
 };
 
 class Parser {
@@ -653,7 +734,7 @@ int64_t eval(const Node* n, int64_t* env) {
 
 // ---- Inlining (the .NET JIT's fgInline, in "Morph - Inlining") ------------------------------
 
-CorJitResult jitNativeCode(const char* source, minijit_result* out, InlineInfo* inlineInfo);
+CorJitResult jitNativeCode(const char* source, JitFlags* compileFlags, minijit_result* out, InlineInfo* inlineInfo);
 
 Node* cloneTree(Compiler* comp, const Node* n) {
     if (n == nullptr) return nullptr;
@@ -676,10 +757,19 @@ Node* substituteArgs(Compiler* comp, Node* n, Node* const* args) {
     return n;
 }
 
+// The JIT-EE query of inlining (the .NET JIT's ICorJitInfo::canInline), through the host. A host
+// with no answer fails the query with its own exception, which passes through the JIT.
+bool eeCanInline(const char* callee) {
+    int answer = g_jitHost->can_inline(g_jitHost->self, callee);
+    if (answer < 0) throw EEMissingData{std::string("canInline(") + callee + ")"};
+    return answer != 0;
+}
+
 // Every call is an inline attempt: the callee is compiled by jitNativeCode with an InlineInfo,
 // by the inliner's InlineeCompiler, in the inliner's arena (it takes no arena of its own), and
 // runs only its first phases (Pre-import, Importation, Post-import). The example has no call
-// instruction, so MinOpts inlines too (the .NET JIT's MinOpts leaves calls as they are).
+// instruction, so MinOpts inlines too (the .NET JIT's MinOpts leaves calls as they are), and a
+// call the host does not let it inline is an implementation limit.
 Node* fgInline(Compiler* comp, Node* n) {
     if (n == nullptr) return nullptr;
     n->a = fgInline(comp, n->a);
@@ -687,8 +777,9 @@ Node* fgInline(Compiler* comp, Node* n) {
     n->c = fgInline(comp, n->c);
     n->d = fgInline(comp, n->d);
     if (n->kind != NodeKind::Call) return n;
+    if (!eeCanInline(g_callees[n->slot].name)) implLimitation(std::string("cannot inline ") + g_callees[n->slot].name);
     InlineInfo inlineInfo{comp, g_callees[n->slot].source, nullptr};
-    CorJitResult result = jitNativeCode(inlineInfo.source, nullptr, &inlineInfo);
+    CorJitResult result = jitNativeCode(inlineInfo.source, comp->opts.jitFlags, nullptr, &inlineInfo);
     if (result == CORJIT_OUTOFMEM) JitMemKindTraits::outOfMemory();
     if (result != CORJIT_OK) noWay(std::string("inlinee ") + g_callees[n->slot].name + " failed: " + last_error);
     Node* args[3] = {n->a, n->b, n->c};
@@ -882,45 +973,12 @@ void simplify(Compiler* comp, Lowering& ir) {
     }
 }
 
-// ---- SSA, liveness, lowering: parents whose children are ended inside them ----------------
+// ---- Liveness, SSA, lowering: children ended inside whichever phase runs them --------------
 
-// "Build SSA representation": its four steps end their child phases as they finish, as the
-// JIT's SsaBuilder::Build does; they are never begun.
-void build_ssa(Compiler* comp, Lowering& ir) {
-    StdAllocator<int> ssa(comp->getAllocator(CMK_SSA));
-    // Where each virtual register is defined.
-    Vec<int> defBlock(static_cast<size_t>(ir.vregs), -1, ssa);
-    for (Block* b : ir.blocks)
-        for (Inst* i : b->insts)
-            if (i->dst >= 0) defBlock[i->dst] = b->id;
-    comp->EndPhase(PHASE_BUILD_SSA_LIVENESS);
-    // The successors of each block, from which dominance frontiers follow.
-    Vec<int> succs(ssa);
-    for (Block* b : ir.blocks)
-        for (Inst* i : b->insts) {
-            if (i->t) succs.push_back(i->t->id);
-            if (i->f) succs.push_back(i->f->id);
-        }
-    comp->EndPhase(PHASE_BUILD_SSA_DF);
-    // A phi for each register defined in more than one block (an `if`'s result).
-    Vec<int> phis(ssa);
-    Vec<int> seen(static_cast<size_t>(ir.vregs), -1, ssa);
-    for (Block* b : ir.blocks)
-        for (Inst* i : b->insts)
-            if (i->dst >= 0) {
-                if (seen[i->dst] >= 0 && seen[i->dst] != b->id) phis.push_back(i->dst);
-                seen[i->dst] = b->id;
-            }
-    comp->EndPhase(PHASE_BUILD_SSA_INSERT_PHIS);
-    // One version per definition.
-    Vec<int> versions(static_cast<size_t>(ir.vregs), 0, ssa);
-    for (Block* b : ir.blocks)
-        for (Inst* i : b->insts)
-            if (i->dst >= 0) versions[i->dst]++;
-    comp->EndPhase(PHASE_BUILD_SSA_RENAME);
-}
-
-// "Local var liveness": init, per block, then across blocks (the JIT's fgLocalVarLiveness).
+// Liveness: init, per block, then across blocks (the JIT's fgLocalVarLiveness). It begins no
+// phase: its children end inside whichever phase runs it ("Build SSA representation",
+// "Lowering nodeinfo"), or with no phase running, and each takes the bytes since the mark
+// before its end.
 void liveness(Compiler* comp, Lowering& ir) {
     StdAllocator<uint8_t> live(comp->getAllocator(CMK_Liveness));
     const size_t blocks = ir.blocks.size(), vregs = static_cast<size_t>(ir.vregs);
@@ -955,21 +1013,57 @@ void liveness(Compiler* comp, Lowering& ir) {
     comp->EndPhase(PHASE_LCLVARLIVENESS_INTERBLOCK);
 }
 
-// "Lowering nodeinfo": decomposition (none on a 64-bit target), transform, containment.
+// "Build SSA representation": liveness first, then its four steps, each ending its child phase
+// as it finishes, as the JIT's SsaBuilder::Build does; they are never begun.
+void build_ssa(Compiler* comp, Lowering& ir) {
+    liveness(comp, ir);
+    StdAllocator<int> ssa(comp->getAllocator(CMK_SSA));
+    // Where each virtual register is defined.
+    Vec<int> defBlock(static_cast<size_t>(ir.vregs), -1, ssa);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts)
+            if (i->dst >= 0) defBlock[i->dst] = b->id;
+    comp->EndPhase(PHASE_BUILD_SSA_LIVENESS);
+    // The successors of each block, from which dominance frontiers follow.
+    Vec<int> succs(ssa);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts) {
+            if (i->t) succs.push_back(i->t->id);
+            if (i->f) succs.push_back(i->f->id);
+        }
+    comp->EndPhase(PHASE_BUILD_SSA_DF);
+    // A phi for each register defined in more than one block (an `if`'s result).
+    Vec<int> phis(ssa);
+    Vec<int> seen(static_cast<size_t>(ir.vregs), -1, ssa);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts)
+            if (i->dst >= 0) {
+                if (seen[i->dst] >= 0 && seen[i->dst] != b->id) phis.push_back(i->dst);
+                seen[i->dst] = b->id;
+            }
+    comp->EndPhase(PHASE_BUILD_SSA_INSERT_PHIS);
+    // One version per definition.
+    Vec<int> versions(static_cast<size_t>(ir.vregs), 0, ssa);
+    for (Block* b : ir.blocks)
+        for (Inst* i : b->insts)
+            if (i->dst >= 0) versions[i->dst]++;
+    comp->EndPhase(PHASE_BUILD_SSA_RENAME);
+}
+
+// "Lowering nodeinfo", a leaf: each instruction's operand count and the constants an arithmetic
+// instruction could take as an immediate, then liveness, as the JIT's Lowering::DoPhase ends
+// with fgLocalVarLiveness. What it allocates before liveness goes to "Local var liveness
+// init", the first child ended after it (as the JIT's timer credits that time).
 void lowering(Compiler* comp, Lowering& ir) {
     StdAllocator<uint8_t> gen(comp->getAllocator(CMK_Generic));
-    comp->EndPhase(PHASE_LOWERING_DECOMP);
-    // Each instruction's operand count.
     Vec<uint8_t> srcCount(gen);
     for (Block* b : ir.blocks)
         for (Inst* i : b->insts) srcCount.push_back(static_cast<uint8_t>((i->a >= 0) + (i->b >= 0)));
-    comp->EndPhase(PHASE_LOWERING_TRANSFORM);
-    // The constants an arithmetic instruction could take as an immediate.
     Vec<uint8_t> contained(static_cast<size_t>(ir.vregs), 0, gen);
     for (Block* b : ir.blocks)
         for (Inst* i : b->insts)
             if (i->op == Op::Const) contained[i->dst] = 1;
-    comp->EndPhase(PHASE_LOWERING_CONTAINMENT);
+    liveness(comp, ir);
 }
 
 // ---- Linear-scan register allocation ------------------------------------------------------
@@ -1167,9 +1261,10 @@ void Compiler::compCompile(minijit_result* out)
         return;
     }
 
-    // Between phases, as the JIT's code between its phases: the scope table of
-    // compInitDebuggingInfo, outside every phase on purpose (the host checks the record's
-    // "(no phase)" against what compNoPhaseBytes counts).
+    // Between phases, as the JIT's code between its phases (which makes its LinearScan and
+    // Lowering objects there): a scope table like compInitDebuggingInfo's (which the JIT
+    // allocates before its first phase), outside every phase on purpose (the host checks the
+    // record's "(no phase)" against what compNoPhaseBytes counts).
     constexpr size_t SCOPE_TABLE_BYTES = 44;
     getAllocator(CMK_DebugInfo).allocate<char>(SCOPE_TABLE_BYTES);
     *compNoPhaseBytes += roundUp(SCOPE_TABLE_BYTES);
@@ -1180,12 +1275,16 @@ void Compiler::compCompile(minijit_result* out)
     Lowering ir(this);
     DoPhase(PHASE_MORPH_GLOBAL, [&] { ir.function(body, params, slots); });
 
-    // MinOpts does not optimize.
+    // MinOpts does not optimize. Liveness runs inside Build SSA and inside Lowering; without
+    // SSA, as the JIT's compCompile ("At least do local var liveness"), outside every phase.
     if (!opts.MinOpts()) {
-        DoPhase(PHASE_BUILD_SSA, [&] { build_ssa(this, ir); });
-        DoPhase(PHASE_VALUE_NUMBER, [&] { simplify(this, ir); });
+        if (JitConfig.JitDoSsa != 0) {
+            DoPhase(PHASE_BUILD_SSA, [&] { build_ssa(this, ir); });
+            DoPhase(PHASE_VALUE_NUMBER, [&] { simplify(this, ir); });
+        } else {
+            liveness(this, ir);
+        }
     }
-    DoPhase(PHASE_LCLVARLIVENESS, [&] { liveness(this, ir); });
     DoPhase(PHASE_LOWERING, [&] { lowering(this, ir); });
 
     Allocation alloc(this);
@@ -1212,7 +1311,7 @@ void Compiler::compCompile(minijit_result* out)
         out->registers_used = static_cast<uint32_t>(alloc.registers_used);
         out->spills = static_cast<uint32_t>(alloc.spills);
         out->checked_value = value;
-        out->min_opts = opts.MinOpts() ? 1 : 0;
+        out->min_opts = opts.jitFlags->IsSet(JitFlags::JIT_FLAG_MIN_OPT) ? 1 : 0;
     }
 }
 
@@ -1221,8 +1320,10 @@ void Compiler::compCompile(minijit_result* out)
 void Compiler::compCompileFinish()
 {
     jitarena_method method = JITARENA_METHOD_INIT;
-    // The tier of the attempt that produced the code.
-    method.tier = compGetTieringName();
+    // The tier of the attempt that produced the code: "MinOpts" when it ran with
+    // JIT_FLAG_MIN_OPT (the retry sets it and leaves the request's tier flags, which
+    // compGetTieringName reads first), else the tiering name.
+    method.tier = opts.jitFlags->IsSet(JitFlags::JIT_FLAG_MIN_OPT) ? "MinOpts" : compGetTieringName(true);
     if (g_recordsWanted)
     {
         // The host's number for this context (SuperPMI's for the context it replays), else -1,
@@ -1231,7 +1332,7 @@ void Compiler::compCompileFinish()
         method.context = g_jitHost->get_int_config(g_jitHost->self, "SuperPMIMethodContextNumber", -1);
         method.name    = info.compFullName;
     }
-    if (jitarena_method_done(compArenaAllocator->handle(), &method) != 0)
+    if (jitarena_method_done(compArena, &method) != 0)
     {
         // A lost record never fails the compile: memdiff counts the context as missing, and
         // shutdown says why.
@@ -1248,8 +1349,9 @@ namespace {
 // A method is compiled optimized and, when that fails on an implementation limit or an
 // internal error, once more in MinOpts (jitFallbackCompile). Both attempts allocate from one
 // arena, destroyed only when the method is done, so that its one record, written by
-// compCompileFinish when its compilation ends, holds the bytes of both.
-CorJitResult jitNativeCode(const char* source, minijit_result* out, InlineInfo* inlineInfo)
+// compCompileFinish when its compilation ends, holds the bytes of both. An exception the
+// traps do not catch (the host's) ends the method too: the arena is destroyed on its way out.
+CorJitResult jitNativeCode(const char* source, JitFlags* compileFlags, minijit_result* out, InlineInfo* inlineInfo)
 {
     // The method's arena, on this stack as the JIT's own: it costs nothing to declare (an
     // inline attempt never creates it, and allocates in its inliner's), and a method creates
@@ -1261,57 +1363,75 @@ CorJitResult jitNativeCode(const char* source, minijit_result* out, InlineInfo* 
     CorJitResult    result;
     for (;;)
     {
+        // One attempt's traps inside a finally (the guide's PAL_TRY and PAL_FINALLY; on Unix,
+        // pal.h's PAL_FINALLY is such a catch of everything that runs the finally and rethrows).
         try
         {
-            Compiler* compiler;
-            if (inlineInfo != nullptr)
+            try
             {
-                // The inliner's one inlinee Compiler object, made in its arena at its first
-                // inline attempt (inside "Morph - Inlining"), made anew for each attempt.
-                Compiler* inliner = inlineInfo->InlinerCompiler;
-                if (inliner->InlineeCompiler == nullptr)
+                Compiler* compiler;
+                if (inlineInfo != nullptr)
                 {
-                    inliner->InlineeCompiler = static_cast<Compiler*>(
-                        pAlloc->allocateMemory(sizeof(Compiler), jitarena_kind_slot_of(CMK_Unknown)));
+                    // The inliner's one inlinee Compiler object, made in its arena at its first
+                    // inline attempt (inside "Morph - Inlining"), made anew for each attempt.
+                    Compiler* inliner = inlineInfo->InlinerCompiler;
+                    if (inliner->InlineeCompiler == nullptr)
+                    {
+                        inliner->InlineeCompiler = static_cast<Compiler*>(
+                            pAlloc->allocateMemory(sizeof(Compiler), jitarena_kind_slot_of(CMK_Unknown)));
+                    }
+                    compiler = new (inliner->InlineeCompiler) Compiler(pAlloc, source, compileFlags, inlineInfo, nullptr);
                 }
-                compiler = new (inliner->InlineeCompiler)
-                    Compiler(pAlloc, source, inliner->opts.MinOpts(), inlineInfo, nullptr);
+                else
+                {
+                    if (!alloc.isInitialized())
+                    {
+                        alloc.initialize();
+                    }
+                    // An attempt's first allocations belong to no phase (not to the phase that failed).
+                    jitarena_set_phase(alloc.handle(), JITARENA_NO_PHASE);
+                    void* memory = alloc.allocateMemory(sizeof(Compiler), jitarena_kind_slot_of(CMK_Unknown));
+                    noPhaseBytes += roundUp(sizeof(Compiler));
+                    compiler = new (memory) Compiler(&alloc, source, compileFlags, nullptr, &noPhaseBytes);
+                }
+                compiler->compCompile(out);
+                result = CORJIT_OK;
             }
-            else
+            catch (const JitError& e)
             {
-                if (!alloc.isInitialized())
-                {
-                    alloc.initialize();
-                }
-                // An attempt's first allocations belong to no phase (not to the phase that failed).
-                jitarena_set_phase(alloc.handle(), JITARENA_NO_PHASE);
-                void* memory = alloc.allocateMemory(sizeof(Compiler), jitarena_kind_slot_of(CMK_Unknown));
-                noPhaseBytes += roundUp(sizeof(Compiler));
-                compiler = new (memory) Compiler(&alloc, source, jitFallbackCompile, nullptr, &noPhaseBytes);
+                result     = e.result;
+                last_error = e.message;
             }
-            compiler->compCompile(out);
-            result = CORJIT_OK;
+            catch (const std::bad_alloc&)
+            {
+                result     = CORJIT_OUTOFMEM;
+                last_error = std::string("out of memory: ") + jitarena_last_error_message();
+            }
         }
-        catch (const JitError& e)
+        catch (...)
         {
-            result     = e.result;
-            last_error = e.message;
-        }
-        catch (const std::bad_alloc&)
-        {
-            result     = CORJIT_OUTOFMEM;
-            last_error = std::string("out of memory: ") + jitarena_last_error_message();
+            // The traps were left by an exception they do not catch: it goes on through
+            // jitNativeCode, and the method is done. Its arena and every page go back to the
+            // host (an inline attempt's exception goes on to its inliner, whose arena it used).
+            if (inlineInfo == nullptr)
+            {
+                alloc.destroy();
+            }
+            throw;
         }
         if (result == CORJIT_OK || inlineInfo != nullptr || jitFallbackCompile || !retriedInMinOpts(result))
         {
             break; // done, or every attempt failed
         }
+        // Retry in MinOpts, in the same arena: the request's tier flags stay set.
         jitFallbackCompile = true;
+        compileFlags->Set(JitFlags::JIT_FLAG_MIN_OPT);
     }
-    if (inlineInfo == nullptr && result != CORJIT_OK && alloc.isInitialized())
+    if (inlineInfo == nullptr && isFailure(result) && alloc.isInitialized())
     {
-        // Every attempt failed: the log notes the context's failed compile in place of a
-        // record, and memdiff counts it as SuperPMI counts a failing compile.
+        // Every attempt failed, and none wrote a record (compCompileFinish is the last step of a
+        // compile that produces code): the log notes the context's failed compile in place of
+        // a record, and memdiff counts it as SuperPMI counts a failing compile.
         jitarena_method method = JITARENA_METHOD_INIT;
         method.failed = 1;
         if (g_recordsWanted)
@@ -1347,10 +1467,12 @@ int minijit_startup(const minijit_host* host)
         return 1;
     }
     g_jitHost = host;
+    // As jitStartup, which reloads JitConfig from each host it is given.
+    JitConfig.JitDoSsa = host->get_int_config(host->self, "JitDoSsa", 1);
     if (g_jitInitialized)
     {
-        // As jitStartup: a later call brings another host (SuperPMI's, with a context's own
-        // configuration); the log stays open.
+        // As jitStartup: a later call brings another host (SuperPMI's, when a context's
+        // configuration changed); the log stays open.
         return 0;
     }
     // Compiler::compStartup: this JIT's own log, named by its own configuration (SuperPMI's
@@ -1407,7 +1529,7 @@ const char* minijit_error(void)
     return last_error.c_str();
 }
 
-int minijit_compile(const char* source, minijit_result* out)
+int minijit_compile(const char* source, uint32_t flags, minijit_result* out)
 {
     last_error.clear();
     if (!g_jitInitialized)
@@ -1415,7 +1537,20 @@ int minijit_compile(const char* source, minijit_result* out)
         last_error = "minijit_compile before minijit_startup";
         return 1;
     }
-    return jitNativeCode(source, out, nullptr) == CORJIT_OK ? 0 : 1;
+    // The request's flags, as CILJit::compileMethod passes them; the MinOpts retry adds its own.
+    JitFlags jitFlags(flags & (MINIJIT_FLAG_TIER0 | MINIJIT_FLAG_TIER1));
+    try
+    {
+        return jitNativeCode(source, &jitFlags, out, nullptr) == CORJIT_OK ? 0 : 1;
+    }
+    catch (const EEMissingData& e)
+    {
+        // The host's exception came through the JIT, whose traps let it pass: it is caught
+        // here, at the library's C boundary, where the runtime (or SuperPMI, in
+        // JitInstance::CompileMethod) catches it. The compile left nothing behind.
+        last_error = "the host has no answer to " + e.query;
+        return 2;
+    }
 }
 
 }  // extern "C"

@@ -36,7 +36,18 @@ typedef struct minijit_host {
      *  (ICorJitHost::getStringConfigValue): the host's per-JIT options, as SuperPMI passes
      *  -jitoption to the baseline JIT and -jit2option to the diff JIT. */
     const char* (*get_string_config)(void* self, const char* name);
+    /** Whether the method being compiled may inline its callee `callee` (the .NET JIT's
+     *  ICorJitInfo::canInline): 1 yes, 0 no, -1 when the host has no answer. A replay host
+     *  answers from what its collection recorded, and -1 for a query it never recorded (the
+     *  JIT then throws the host's exception through its frames, as SuperPMI's missing data). */
+    int (*can_inline)(void* self, const char* callee);
 } minijit_host;
+
+/** What the runtime asks for (the .NET JIT's tier flags, CORJIT_FLAGS): a method compiled at
+ *  tier 0 (MinOpts code) or at tier 1 (optimized) of tiered compilation; neither, a method
+ *  outside tiering (optimized, "FullOpts"). */
+#define MINIJIT_FLAG_TIER0 1u
+#define MINIJIT_FLAG_TIER1 2u
 
 /** What compiling one function produced. */
 typedef struct minijit_result {
@@ -44,7 +55,7 @@ typedef struct minijit_result {
     uint32_t registers_used; /* physical registers the allocator used */
     uint32_t spills;         /* virtual registers spilled to stack slots */
     int64_t checked_value;   /* the function evaluated on its test input, by the bytecode */
-    uint32_t min_opts;       /* 1 when compiled in MinOpts (after the optimized attempt failed) */
+    uint32_t min_opts;       /* 1 when compiled in MinOpts after the optimized attempt failed */
     uint64_t no_phase_bytes; /* arena bytes (rounded to 8) the JIT allocated outside every phase */
 } minijit_result;
 
@@ -53,12 +64,14 @@ typedef struct minijit_result {
  *  swaps the host. 0 on success; otherwise a message is in minijit_error(). */
 MINIJIT_EXPORT int minijit_startup(const minijit_host* host);
 
-/** Compiles one function, e.g. "poly(x) = 3*x*x + 2*x + 1": parses it, lowers it to blocks of
- *  three-address code, simplifies it (unless in MinOpts), allocates registers, emits bytecode and
- *  checks the bytecode against the source on test inputs. A failure of the optimized attempt on
- *  an implementation limit or an internal error is retried once in MinOpts. 0 on success;
- *  otherwise a message is in minijit_error(). */
-MINIJIT_EXPORT int minijit_compile(const char* source, minijit_result* out);
+/** Compiles one function, e.g. "poly(x) = 3*x*x + 2*x + 1", as `flags` (MINIJIT_FLAG_*) ask:
+ *  parses it, lowers it to blocks of three-address code, simplifies it (unless in MinOpts),
+ *  allocates registers, emits bytecode and checks the bytecode against the source on test
+ *  inputs. A failure of the optimized attempt on an implementation limit or an internal error is
+ *  retried once in MinOpts. 0 on success; 1 when the compile failed; 2 when the host had no
+ *  answer to one of the JIT's queries (the compile was abandoned, as SuperPMI abandons a context
+ *  with missing data). Unless 0, a message is in minijit_error(). */
+MINIJIT_EXPORT int minijit_compile(const char* source, uint32_t flags, minijit_result* out);
 
 /** The last error of this thread's minijit_startup, minijit_compile or minijit_shutdown, or "";
  *  after a compile that succeeded in MinOpts, why its optimized attempt failed. */

@@ -3,8 +3,8 @@
 // every function of the input with both. Each JIT gets its own host interface (minijit_host, as
 // SuperPMI gives each JitInstance its own JitHost): slabs for its arena, counted so that every
 // one must come back; its own options (-jitoption for the baseline, -jit2option for the diff, as
-// SuperPMI's); and the number of the context being compiled, its answer to
-// SuperPMIMethodContextNumber.
+// SuperPMI's); the number of the context being compiled, its answer to
+// SuperPMIMethodContextNumber; and the answers its collection recorded to the JIT's queries.
 //
 //   replay_host [-jitoption KEY=VALUE]... [-jit2option KEY=VALUE]... BASE.so DIFF.so PROGRAMS.txt [SHARD COUNT]
 //
@@ -16,6 +16,12 @@
 // Contexts are the input's functions, numbered from 1 through the whole input, as SuperPMI
 // numbers a collection's. With SHARD and COUNT, only the contexts whose number minus 1 is SHARD
 // modulo COUNT are compiled (a CI matrix's share); their numbers stay those of the whole input.
+// A line may start with the tier the runtime asked for, "[Tier0] " or "[Tier1] " (what a
+// SuperPMI context records of the runtime's flags); without one, the method is outside tiering.
+//
+// A query the collection has no answer to fails the context as SuperPMI's missing data does:
+// "context N failed to replay", and the exit code is 3 when there were such contexts and no
+// failures (1), as superpmi's.
 #include <dlfcn.h>
 
 #include <cerrno>
@@ -23,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -47,7 +54,7 @@ struct JitInstance {
     // The first slab given back that was not handed out, or with another size.
     std::string misuse;
     int (*startup)(const minijit_host*) = nullptr;
-    int (*compile)(const char*, minijit_result*) = nullptr;
+    int (*compile)(const char*, uint32_t, minijit_result*) = nullptr;
     const char* (*error)(void) = nullptr;
     int (*shutdown)(void) = nullptr;
 };
@@ -92,6 +99,15 @@ const char* get_string_config(void* self, const char* name) {
     return nullptr;
 }
 
+// The callees the collection recorded canInline answers for. The JITs know one more ("twice"):
+// a context that calls it asks a query the collection never recorded.
+int can_inline(void*, const char* callee) {
+    for (const char* recorded : {"sq", "cube", "avg", "mad"}) {
+        if (std::strcmp(callee, recorded) == 0) return 1;
+    }
+    return -1;
+}
+
 int get_int_config(void* self, const char* name, int default_value) {
     if (std::strcmp(name, "SuperPMIMethodContextNumber") == 0) return g_context;
     const char* value = get_string_config(self, name);
@@ -119,10 +135,10 @@ void load(JitInstance& jit, const char* path) {
     }
     jit.path = path;
     jit.startup = symbol<int (*)(const minijit_host*)>(lib, path, "minijit_startup");
-    jit.compile = symbol<int (*)(const char*, minijit_result*)>(lib, path, "minijit_compile");
+    jit.compile = symbol<int (*)(const char*, uint32_t, minijit_result*)>(lib, path, "minijit_compile");
     jit.error = symbol<const char* (*)(void)>(lib, path, "minijit_error");
     jit.shutdown = symbol<int (*)(void)>(lib, path, "minijit_shutdown");
-    jit.host = minijit_host{&jit, allocate_slab, free_slab, get_int_config, get_string_config};
+    jit.host = minijit_host{&jit, allocate_slab, free_slab, get_int_config, get_string_config, can_inline};
 }
 
 int usage() {
@@ -181,7 +197,7 @@ int main(int argc, char** argv) {
         return 3;
     }
     std::string line;
-    long seen = 0, compiled = 0, min_opts = 0;
+    long seen = 0, compiled = 0, min_opts = 0, missing = 0;
     int failures = 0;
     size_t code[2] = {0, 0};
     while (std::getline(input, line)) {
@@ -189,9 +205,22 @@ int main(int argc, char** argv) {
         long context = ++seen;
         if ((context - 1) % count != shard) continue;
         g_context = static_cast<int>(context);
+        uint32_t flags = 0;
+        for (auto tier : {std::make_pair("[Tier0] ", MINIJIT_FLAG_TIER0), std::make_pair("[Tier1] ", MINIJIT_FLAG_TIER1)}) {
+            if (line.compare(0, std::strlen(tier.first), tier.first) == 0) {
+                flags = tier.second;
+                line.erase(0, std::strlen(tier.first));
+            }
+        }
         minijit_result results[2] = {};
+        int rc[2] = {0, 0};
         for (int j = 0; j < 2; j++) {
-            if (jits[j].compile(line.c_str(), &results[j]) != 0) {
+            rc[j] = jits[j].compile(line.c_str(), flags, &results[j]);
+            if (rc[j] == 2) {
+                std::printf("%s: context %ld failed to replay: %s\n", jits[j].path, context, jits[j].error());
+                continue;
+            }
+            if (rc[j] != 0) {
                 std::fprintf(stderr, "replay_host: %s: context %ld: %s\n", jits[j].path, context, jits[j].error());
                 failures++;
             } else if (results[j].min_opts) {
@@ -203,10 +232,14 @@ int main(int argc, char** argv) {
                         static_cast<unsigned long long>(results[j].no_phase_bytes));
             code[j] += results[j].bytecode_size;
         }
-        if (results[0].checked_value != results[1].checked_value || results[0].bytecode_size != results[1].bytecode_size ||
-            results[0].min_opts != results[1].min_opts) {
+        if (rc[0] != rc[1] || results[0].checked_value != results[1].checked_value ||
+            results[0].bytecode_size != results[1].bytecode_size || results[0].min_opts != results[1].min_opts) {
             std::fprintf(stderr, "replay_host: context %ld compiles differently in the two JITs\n", context);
             failures++;
+        }
+        if (rc[0] == 2) {
+            missing++;
+            continue;
         }
         min_opts += results[0].min_opts;
         compiled++;
@@ -226,7 +259,7 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "compiled %ld contexts with both JITs (%ld in MinOpts after a failed optimized attempt): %zu and %zu bytes of "
-        "bytecode, %zu and %zu slabs from the host, %d failures\n",
-        compiled, min_opts, code[0], code[1], jits[0].slabs, jits[1].slabs, failures);
-    return failures == 0 ? 0 : 1;
+        "bytecode, %zu and %zu slabs from the host, %d failures, %ld missing\n",
+        compiled, min_opts, code[0], code[1], jits[0].slabs, jits[1].slabs, failures, missing);
+    return failures != 0 ? 1 : missing != 0 ? 3 : 0;
 }
