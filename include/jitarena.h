@@ -229,7 +229,7 @@ typedef struct jitarena jitarena;
  *  the mark does (JITARENA_MARK_*). The library reads the marks later (at a new page, a read or
  *  the end of a method) and attributes the bytes between them. */
 typedef struct jitarena_mark {
-    /** The arena's bytes used at the mark: its cursor plus the head's used_bias. */
+    /** The arena's bytes used at the mark: the head's used_bias less its cursor. */
     uintptr_t used;
     /** The phase the call named. */
     uint32_t phase;
@@ -251,11 +251,13 @@ typedef struct jitarena_mark {
  *  and the phase marks not yet read. Read it only through the functions below; the layout is
  *  part of the ABI version. */
 typedef struct jitarena_head {
-    /** Next free byte of the current page; always a multiple of 8. */
+    /** End of the free bytes of the current page: the window is [limit, cursor), and each
+     *  inline allocation takes its block from the top, moving the cursor down by the rounded
+     *  size; always a multiple of 8. */
     uintptr_t cursor;
-    /** End of the bump window: the end of the current page, so that only a request that does
-     *  not fit the page (or of size 0) reaches the slow path. cursor == limit forces the slow
-     *  path (the arena keeps it so while it records a trace). */
+    /** Bottom of the bump window: the start of the current page, so that only a request that
+     *  does not fit the page (or of size 0) reaches the slow path. cursor == limit forces the
+     *  slow path (the arena keeps it so while it records a trace). */
     uintptr_t limit;
     /** Address of the next mark the inline path writes: within `marks`, or just past it. */
     uintptr_t mark_next;
@@ -263,8 +265,8 @@ typedef struct jitarena_head {
      *  (an arena recording a trace or kinds by phase), which sends every mark to
      *  jitarena_phase_mark_slow(). */
     uintptr_t mark_limit;
-    /** What the cursor is offset by to give the arena's bytes used (the bytes handed out
-     *  before the current page's, less the page's start), kept by the library. */
+    /** What the cursor is taken from to give the arena's bytes used (the bytes handed out
+     *  before the current page's, plus the top of the page's window), kept by the library. */
     uintptr_t used_bias;
     /** Per kind slot, what the inline path counted since the library last drained the slot
      *  into its 64-bit totals, as the bytes requested (before rounding) less 2^31 per
@@ -415,27 +417,35 @@ static inline jitarena_kind_slot jitarena_kind_slot_of(uint32_t kind) {
 
 /** What jitarena_alloc_slot_or() calls when a request fails: the JIT's out-of-memory path
  *  (which may throw or long-jump from here: it runs in the caller's code, never inside the
- *  library), or a function that returns a block from elsewhere, or NULL. */
-typedef void* (*jitarena_on_failure)(jitarena* arena, size_t size, jitarena_kind_slot slot);
+ *  library), or a function that returns a block from elsewhere, or NULL. It takes no
+ *  arguments, so that the inline path keeps nothing alive across its out-of-line call (a
+ *  compiler would otherwise save registers on every allocation's path, not only on the failing
+ *  one's); jitarena_failure() and jitarena_last_error_message() say why the request failed. */
+typedef void* (*jitarena_on_failure)(void);
 
-/** A request's size rounded up to 8, less one: `((size - 1) | 7)`. Size 0 wraps to the largest
- *  size and so never fits (it goes out of line, which gives it a distinct block). */
-static inline size_t jitarena_rounded_less_one(size_t size) {
-    return (size - 1u) | 7u;
+/** The block a request of `size` bytes would take below `cursor`: the cursor less the size
+ *  rounded up to 8, computed as the cursor plus the rounded size's negation, `(0 - size) & ~7`.
+ *  The addition carries (the block lies below the cursor) exactly when the rounded size is
+ *  neither 0 nor more than the cursor: size 0, and sizes past the address space, give a block
+ *  at or above the cursor, which never fits (they go out of line; size 0 gets a distinct
+ *  block there). */
+static inline uintptr_t jitarena_below(uintptr_t cursor, size_t size) {
+    return cursor + ((uintptr_t)(0u - size) & ~(uintptr_t)7u);
 }
 
-/** Whether a request of `size` bytes fits the window at `cursor`: the inline paths' one compare,
- *  of the rounded size (less one) with the bytes left, as the JIT's own arena compares. The
- *  window ends on a multiple of 8, so a size that fits rounds up within it. */
-static inline int jitarena_fits(const jitarena_head* head, uintptr_t cursor, size_t size) {
-    return !JITARENA_UNLIKELY(jitarena_rounded_less_one(size) >= (size_t)(head->limit - cursor));
+/** Whether `block` (jitarena_below() of the cursor) lies in the window: below the cursor and
+ *  not below the window's bottom. The inline paths' test: the addition's carry and one
+ *  compare, as the JIT's own arena bumps and compares once. */
+static inline int jitarena_fits(const jitarena_head* head, uintptr_t cursor, uintptr_t block) {
+    return !JITARENA_UNLIKELY(block >= cursor || block < head->limit);
 }
 
-/** The inline paths' hit, after jitarena_fits(): the bump of the cursor and one addition to
- *  the slot's packed counter (compiled out with JITARENA_NO_COUNTERS). Returns the block. */
-static inline void* jitarena_take(jitarena_head* head, uintptr_t cursor, size_t size,
+/** The inline paths' hit, after jitarena_fits(): the cursor moved down to the block and one
+ *  addition to the slot's packed counter (compiled out with JITARENA_NO_COUNTERS). Returns the
+ *  block. */
+static inline void* jitarena_take(jitarena_head* head, uintptr_t block, size_t size,
                                   jitarena_kind_slot slot) {
-    head->cursor = cursor + jitarena_rounded_less_one(size) + 1u;
+    head->cursor = block;
 #ifndef JITARENA_NO_COUNTERS
     {
         /* size <= the window (at most a page) here: it stays in the low 31 bits. */
@@ -448,17 +458,19 @@ static inline void* jitarena_take(jitarena_head* head, uintptr_t cursor, size_t 
         head->kind_packed[slot] += add;
     }
 #else
+    (void)size;
     (void)slot;
 #endif
-    /* True: cursor < limit here, and a window lies within a page (no page: both 0). */
-    JITARENA_ASSUME(cursor != 0);
-    return (void*)cursor;
+    /* True: limit <= block here, and limit is the start of a page (no page: the cursor is 0,
+     *  and nothing lies below it). */
+    JITARENA_ASSUME(block != 0);
+    return (void*)block;
 }
 
 /**
  * Allocates size bytes counted in kind slot `slot` (from jitarena_kind_slot_of()), as
- * jitarena_alloc_slot(); when the request fails, returns on_failure(arena, size, slot)
- * instead (NULL: returns NULL). The failure is tested on the out-of-line path alone, so a
+ * jitarena_alloc_slot(); when the request fails, returns on_failure() instead (NULL: returns
+ * NULL). The failure is tested on the out-of-line path alone, so a
  * caller that routes failures to on_failure has no test of the result on the inline path.
  *
  * `arena` must be a live arena: this inline path reads it without a check (NULL included).
@@ -467,13 +479,14 @@ static inline void* jitarena_alloc_slot_or(jitarena* arena, size_t size, jitaren
                                            jitarena_on_failure on_failure) {
     jitarena_head* head = (jitarena_head*)arena;
     uintptr_t cursor = head->cursor;
+    uintptr_t below = jitarena_below(cursor, size);
     void* block;
-    if (jitarena_fits(head, cursor, size)) {
-        return jitarena_take(head, cursor, size, slot);
+    if (jitarena_fits(head, cursor, below)) {
+        return jitarena_take(head, below, size, slot);
     }
     block = jitarena_alloc_slow(arena, size, slot);
     if (on_failure != NULL && block == NULL) {
-        return on_failure(arena, size, slot);
+        return on_failure();
     }
     return block;
 }
@@ -506,8 +519,9 @@ static inline void* jitarena_alloc_slot_at(jitarena* arena, size_t size, jitaren
                                            const void* site) {
     jitarena_head* head = (jitarena_head*)arena;
     uintptr_t cursor = head->cursor;
-    if (jitarena_fits(head, cursor, size)) {
-        return jitarena_take(head, cursor, size, slot);
+    uintptr_t below = jitarena_below(cursor, size);
+    if (jitarena_fits(head, cursor, below)) {
+        return jitarena_take(head, below, size, slot);
     }
     return jitarena_alloc_slow_at(arena, size, slot, site);
 }
@@ -519,8 +533,9 @@ static inline void* jitarena_alloc_slot_at(jitarena* arena, size_t size, jitaren
  * `arena` must be a live arena: this inline path reads it without a check (NULL included),
  * as the JIT's own allocator reads its arena. jitarena_alloc() accepts NULL.
  *
- * Fast path: a compare with the window, a bump of the cursor and one addition to the slot's
- * packed counter (its count and bytes), no call, no lock. With JITARENA_NO_COUNTERS defined
+ * Fast path: the cursor moved down by the rounded size (an addition whose carry says the
+ * request is neither 0 nor past the address space), a compare with the window's bottom and one
+ * addition to the slot's packed counter (its count and bytes), no call, no lock. With JITARENA_NO_COUNTERS defined
  * before this header, the addition is compiled out (to measure its cost); such allocations
  * are then not counted.
  */
@@ -589,7 +604,7 @@ static inline void jitarena_phase_mark(jitarena* arena, uint32_t phase, uint32_t
         return;
     }
     mark = (jitarena_mark*)next;
-    mark->used = head->cursor + head->used_bias;
+    mark->used = head->used_bias - head->cursor;
     mark->phase = phase;
     mark->op = op;
     head->mark_next = next + sizeof(jitarena_mark);

@@ -134,9 +134,10 @@ fn a_panic_on_the_slow_path_is_recorded_on_the_arena() {
     let _serial = serial();
     let arena = make_arena();
     let head = arena.cast::<jitarena_head>();
-    // SAFETY: the head is the arena's first field (as the header's inline path uses it); no
-    // reference to the arena is live here.
-    unsafe { (*head).cursor = 64 };
+    // A window whose bottom lies above its cursor: the slow path's window arithmetic
+    // overflows. SAFETY: the head is the arena's first field (as the header's inline path uses
+    // it); no reference to the arena is live here.
+    unsafe { (*head).limit = 64 };
     // SAFETY: a live arena from jitarena_create.
     let p = unsafe { jitarena_alloc_slow(arena, 8, 0) };
     assert!(p.is_null());
@@ -144,7 +145,7 @@ fn a_panic_on_the_slow_path_is_recorded_on_the_arena() {
     // SAFETY: as above.
     unsafe {
         assert_eq!(jitarena_failure(arena), JITARENA_E_INTERNAL as c_int);
-        (*head).cursor = 0;
+        (*head).limit = 0;
         jitarena_destroy(arena);
     }
 }

@@ -195,7 +195,7 @@ pub struct jitarena {
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct jitarena_mark {
-    #[doc = " The arena's bytes used at the mark: its cursor plus the head's used_bias."]
+    #[doc = " The arena's bytes used at the mark: the head's used_bias less its cursor."]
     pub used: usize,
     #[doc = " The phase the call named."]
     pub phase: u32,
@@ -236,15 +236,15 @@ const _: () = {
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct jitarena_head {
-    #[doc = " Next free byte of the current page; always a multiple of 8."]
+    #[doc = " End of the free bytes of the current page: the window is [limit, cursor), and each\n  inline allocation takes its block from the top, moving the cursor down by the rounded\n  size; always a multiple of 8."]
     pub cursor: usize,
-    #[doc = " End of the bump window: the end of the current page, so that only a request that does\n  not fit the page (or of size 0) reaches the slow path. cursor == limit forces the slow\n  path (the arena keeps it so while it records a trace)."]
+    #[doc = " Bottom of the bump window: the start of the current page, so that only a request that\n  does not fit the page (or of size 0) reaches the slow path. cursor == limit forces the\n  slow path (the arena keeps it so while it records a trace)."]
     pub limit: usize,
     #[doc = " Address of the next mark the inline path writes: within `marks`, or just past it."]
     pub mark_next: usize,
     #[doc = " Address past the last mark the inline path may write: the end of `marks`, or its start\n  (an arena recording a trace or kinds by phase), which sends every mark to\n  jitarena_phase_mark_slow()."]
     pub mark_limit: usize,
-    #[doc = " What the cursor is offset by to give the arena's bytes used (the bytes handed out\n  before the current page's, less the page's start), kept by the library."]
+    #[doc = " What the cursor is taken from to give the arena's bytes used (the bytes handed out\n  before the current page's, plus the top of the page's window), kept by the library."]
     pub used_bias: usize,
     #[doc = " Per kind slot, what the inline path counted since the library last drained the slot\n  into its 64-bit totals, as the bytes requested (before rounding) less 2^31 per\n  allocation, modulo 2^64: the bytes in the low 31 bits, the allocations in (bytes -\n  counter) >> 31. Each inline allocation adds JITARENA_PACKED_ONE + size. The slow path\n  drains every slot before the bytes handed out since the last drain (pages, each at most\n  1 GiB) could reach 2^31, so the two never mix; the readers add these to the totals."]
     pub kind_packed: [u64; 256usize],
@@ -384,14 +384,9 @@ const _: () = {
     ["Offset of field: jitarena_method::reserved"]
         [::core::mem::offset_of!(jitarena_method, reserved) - 24usize];
 };
-#[doc = " What jitarena_alloc_slot_or() calls when a request fails: the JIT's out-of-memory path\n  (which may throw or long-jump from here: it runs in the caller's code, never inside the\n  library), or a function that returns a block from elsewhere, or NULL."]
-pub type jitarena_on_failure = ::core::option::Option<
-    unsafe extern "C" fn(
-        arena: *mut jitarena,
-        size: usize,
-        slot: jitarena_kind_slot,
-    ) -> *mut ::core::ffi::c_void,
->;
+#[doc = " What jitarena_alloc_slot_or() calls when a request fails: the JIT's out-of-memory path\n  (which may throw or long-jump from here: it runs in the caller's code, never inside the\n  library), or a function that returns a block from elsewhere, or NULL. It takes no\n  arguments, so that the inline path keeps nothing alive across its out-of-line call (a\n  compiler would otherwise save registers on every allocation's path, not only on the failing\n  one's); jitarena_failure() and jitarena_last_error_message() say why the request failed."]
+pub type jitarena_on_failure =
+    ::core::option::Option<unsafe extern "C" fn() -> *mut ::core::ffi::c_void>;
 #[doc = " One event of an allocation stream: op 0 allocates `size` bytes of kind `arg`; op 1 switches\n  to phase `arg` (size unused)."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]

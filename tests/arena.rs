@@ -111,9 +111,10 @@ fn a_large_request_gets_its_own_page_and_keeps_the_current_one() {
     let small = arena.alloc_bytes(100, Kind(0)).unwrap().as_ptr() as usize;
     let big = arena.alloc_bytes(10 << 20, Kind(0)).unwrap();
     let next = arena.alloc_bytes(100, Kind(0)).unwrap().as_ptr() as usize;
+    // Blocks are taken from the top of the page down.
     assert_eq!(
         next,
-        small + 104,
+        small - 104,
         "the small page goes on after a large request"
     );
     let c = arena.snapshot().counters;

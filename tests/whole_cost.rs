@@ -305,14 +305,15 @@ fn each_part_of_the_whole_cost_stays_within_its_budget() {
     assert!(c.allocation <= 6.0, "an allocation: {c:?}");
     assert!(c.held_allocation <= 6.0, "a held allocator's: {c:?}");
     assert!(c.all_per_allocation <= 6.0, "all included: {c:?}");
-    // BENCHMARKS.md's figures, with a little room: the guide's BeginPhase and EndPhase (the
-    // mark, the test of compIsForInlining() and the load of the Compiler's jitarena) 13, a page
-    // 111, an inline attempt 130, a FullOpts method 4,166, a MinOpts method 2,716.
+    // BENCHMARKS.md's figures (gcc 12), with a little room: the guide's BeginPhase and
+    // EndPhase (the mark, the test of compIsForInlining() and the load of the Compiler's
+    // jitarena) 13, a page 115, an inline attempt 344, a FullOpts method 12,963, a MinOpts
+    // method 5,198.
     assert!(c.phase_call <= 13.5, "the guide's phase call: {c:?}");
     assert!(c.page <= 130.0, "a page: {c:?}");
-    assert!(c.inline_attempt <= 150.0, "an inline attempt: {c:?}");
-    assert!(c.fullopts_method <= 4_600.0, "a FullOpts method: {c:?}");
-    assert!(c.minopts_method <= 3_000.0, "a MinOpts method: {c:?}");
+    assert!(c.inline_attempt <= 380.0, "an inline attempt: {c:?}");
+    assert!(c.fullopts_method <= 14_000.0, "a FullOpts method: {c:?}");
+    assert!(c.minopts_method <= 5_700.0, "a MinOpts method: {c:?}");
 }
 
 /// The counting alone (issue 31: at most 3 instructions per allocation through a slot): the

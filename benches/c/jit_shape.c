@@ -142,8 +142,7 @@ static inline void* allocate(allocator c, size_t size) { return plain_alloc(c.ar
 /* The guide's ArenaAllocatorT: the jitarena it created (initialize()). */
 typedef struct arena_allocator { jitarena* handle; } arena_allocator;
 static jitarena_config cfg;
-static __attribute__((noinline)) void* out_of_memory(jitarena* a, size_t size, jitarena_kind_slot slot) {
-    (void)a; (void)size; (void)slot;
+static __attribute__((noinline)) void* out_of_memory(void) {
     abort();
 }
 static int arena_initialize(arena_allocator* a) {
@@ -243,20 +242,35 @@ static __attribute__((noinline)) void END(compiler* comp, uint32_t p) {
 
 /* Call sites of the JIT: `new (compiler, CMK_...)` and getAllocator(CMK_...) name their kind as
  * a constant, so each site's allocator is made where it allocates. Eight sites, each its own
- * kind (spread over the 55), and each writing its own tag so that no build merges them; inlined
- * into their loop in both builds, as the JIT's allocation is at each of its sites. */
+ * kind (spread over the 55) and each a function of its own, as the JIT's sites are spread over
+ * its functions: the allocation is inlined into each, compiled apart (a switch over inlined
+ * sites let a compiler share one site's work with the others, differently in the two builds). */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Nor may the compiler learn what a site touches (gcc's noipa): it kept the loop's counters in
+ * registers across the plain build's sites, whose slow path it could see, and not across
+ * jitarena's, which calls the library. */
+#define SITE_FUNCTION __attribute__((noipa))
+#else
+#define SITE_FUNCTION __attribute__((noinline))
+#endif
 #define SITE(n)                                                                                \
-    case n:                                                                                    \
-        m = (char*)allocate(allocator_of(comp, (n) * 7u), size);                               \
+    static SITE_FUNCTION char* site_##n(const compiler* comp, size_t size) {                 \
+        char* m = (char*)allocate(allocator_of(comp, (n) * 7u), size);                        \
         m[0] = (char)(n);                                                                      \
-        break;
-static inline __attribute__((always_inline)) char* allocate_at_site(const compiler* comp, unsigned site, size_t size) {
-    char* m;
-    switch (site & 7u) {
-        SITE(0) SITE(1) SITE(2) SITE(3) SITE(4) SITE(5) SITE(6)
-        default: m = (char*)allocate(allocator_of(comp, 49u), size); m[0] = 7; break;
+        return m;                                                                              \
     }
-    return m;
+SITE(0) SITE(1) SITE(2) SITE(3) SITE(4) SITE(5) SITE(6) SITE(7)
+static inline char* allocate_at_site(const compiler* comp, unsigned site, size_t size) {
+    switch (site & 7u) {
+    case 0: return site_0(comp, size);
+    case 1: return site_1(comp, size);
+    case 2: return site_2(comp, size);
+    case 3: return site_3(comp, size);
+    case 4: return site_4(comp, size);
+    case 5: return site_5(comp, size);
+    case 6: return site_6(comp, size);
+    default: return site_7(comp, size);
+    }
 }
 
 /* One method's phases and allocations: `phases` top-level phases, every sixteenth with three

@@ -132,7 +132,8 @@ public:
 
 private:
     // What jitarena_alloc_slot_or() calls when a request fails: NOMEM(), in the JIT's code.
-    [[noreturn]] static void* onFailure(jitarena*, size_t, jitarena_kind_slot)
+    // It takes nothing, so that no allocation's inline path keeps values alive for it.
+    [[noreturn]] static void* onFailure()
     {
         TMemKindTraits::outOfMemory();
     }

@@ -240,19 +240,20 @@ impl Arena {
     #[inline]
     pub fn alloc_bytes(&self, size: usize, kind: Kind) -> Result<NonNull<u8>, Error> {
         let raw = self.raw_mut();
-        // The header's compare: the rounded size less one (size 0 wraps, so goes out of line).
-        let rounded_less_one = size.wrapping_sub(1) | 7;
         let head = &mut raw.head;
-        if rounded_less_one < head.limit - head.cursor {
-            let at = head.cursor;
-            head.cursor = at + rounded_less_one + 1;
+        // The header's test: the cursor less the rounded size, as the cursor plus its negation,
+        // which carries exactly when the size is neither 0 nor more than the cursor.
+        let negated = 0usize.wrapping_sub(size) & !7;
+        let (block, below_cursor) = head.cursor.overflowing_add(negated);
+        if below_cursor && block >= head.limit {
+            head.cursor = block;
             let slot = kind.0.min(JITARENA_MAX_KINDS) as usize;
             // Within the window, so at most a page: it stays below the count's 2^31.
             head.kind_packed[slot] = head.kind_packed[slot].wrapping_add(PACKED_ONE + size as u64);
-            // SAFETY: `at` lies in the current page (below `limit`), so it is not 0; the page's
-            // address was exposed when the page was obtained.
+            // SAFETY: `block` lies in the current page (at or above `limit`, its start), so it
+            // is not 0; the page's address was exposed when the page was obtained.
             return Ok(unsafe {
-                NonNull::new_unchecked(std::ptr::with_exposed_provenance_mut(at))
+                NonNull::new_unchecked(std::ptr::with_exposed_provenance_mut(block))
             });
         }
         let p = raw.alloc_slow(size, kind.0, 0)?;
@@ -333,7 +334,7 @@ impl Arena {
         let head = &mut raw.head;
         if head.mark_next < head.mark_limit {
             let at = crate::arena_core::raw::marks_written(head);
-            let used = head.cursor.wrapping_add(head.used_bias);
+            let used = head.used_bias.wrapping_sub(head.cursor);
             if let Some(m) = head.marks.get_mut(at) {
                 *m = crate::sys::jitarena_mark { used, phase, op };
                 head.mark_next += std::mem::size_of::<crate::sys::jitarena_mark>();

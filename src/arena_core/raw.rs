@@ -1,6 +1,7 @@
 //! The arena core behind both the C ABI and the safe Rust API: pages, the slow path, limits,
 //! phases and the readers. The fast path lives in `include/jitarena.h` (and its Rust twin in
-//! `Arena::alloc_bytes`); both bump `head.cursor` and add to the packed counter of the kind's
+//! `Arena::alloc_bytes`); both move `head.cursor` down by the rounded size, from the top of the
+//! current page's window to its bottom (`head.limit`), add to the packed counter of the kind's
 //! slot (see [`super::kinds`]), and call [`RawArena::alloc_slow`] for everything else. The
 //! inline phase marks write the cursor into the head's marks, read here ([`RawArena::settle`])
 //! into bytes used per phase ([`super::phases`]); bytes per (phase, kind) are differences of
@@ -112,10 +113,10 @@ pub(crate) struct RawArena {
     /// Free normal pages kept for reuse across resets (built-in pager only), as the .NET
     /// runtime's host caches slabs: not counted as reserved, returned at drop.
     spare: Vec<Page>,
-    /// Start of the current page's bump area (where `head.cursor` started).
-    window_start: usize,
-    /// End of the current page, where `head.limit` stands (but while recording a trace).
-    page_end: usize,
+    /// Top of the current page's window (where `head.cursor` started, moving down).
+    window_top: usize,
+    /// Start of the current page, where `head.limit` stands (but while recording a trace).
+    page_start: usize,
     /// Rounded bytes handed out before the current window (closed windows, large pages).
     used_closed: u64,
     reserved: u64,
@@ -178,8 +179,8 @@ impl RawArena {
             pager: setup.pager,
             pages: Vec::new(),
             spare: Vec::new(),
-            window_start: 0,
-            page_end: 0,
+            window_top: 0,
+            page_start: 0,
             used_closed: 0,
             reserved: 0,
             largest: 0,
@@ -250,7 +251,7 @@ impl RawArena {
         let rounded = size.max(1).next_multiple_of(ALIGN);
         // At most a new window and this request reach the low halves of the kind counters.
         let room = (self.page_size + rounded) as u64;
-        let open = (self.head.limit - self.head.cursor) as u64;
+        let open = (self.head.cursor - self.head.limit) as u64;
         if self
             .kinds
             .make_room(&mut self.head.kind_packed, room, open)
@@ -261,19 +262,20 @@ impl RawArena {
                 "no memory for the kind counters' 64-bit totals",
             ));
         }
-        let ptr = if rounded > self.large_threshold && self.page_end - self.head.cursor < rounded {
+        let free = self.head.cursor - self.page_start;
+        let ptr = if rounded > self.large_threshold && free < rounded {
             let base = self.obtain(rounded)?;
             self.used_closed += rounded as u64;
             self.rebias();
             base
         } else {
-            if self.page_end - self.head.cursor < rounded {
+            if free < rounded {
                 self.new_window()?;
             }
-            let at = self.head.cursor;
-            self.head.cursor = at + rounded;
+            let at = self.head.cursor - rounded;
+            self.head.cursor = at;
             self.head.limit = self.window_limit();
-            self.kinds.window_opened(self.head.limit - self.head.cursor);
+            self.kinds.window_opened(self.head.cursor - self.head.limit);
             // The window's page was exposed when it was obtained: the cursor is an address in it.
             ptr::with_exposed_provenance_mut(at)
         };
@@ -303,13 +305,13 @@ impl RawArena {
         Ok(ptr)
     }
 
-    /// Where the inline window ends: the end of the page; at the cursor (empty) while
-    /// recording a trace.
+    /// Where the inline window's bottom lies: the start of the page; at the cursor (empty)
+    /// while recording a trace.
     fn window_limit(&self) -> usize {
         if self.trace.is_some() {
             self.head.cursor
         } else {
-            self.page_end
+            self.page_start
         }
     }
 
@@ -317,10 +319,12 @@ impl RawArena {
     fn new_window(&mut self) -> Result<(), Error> {
         // Exposed: the cursor (an integer, shared with C) is turned back into pointers into it.
         let base = self.obtain(self.page_size)?.expose_provenance();
-        self.used_closed += (self.head.cursor - self.window_start) as u64;
-        self.window_start = base;
-        self.head.cursor = base;
-        self.page_end = base + self.page_size;
+        self.used_closed += (self.window_top - self.head.cursor) as u64;
+        // The top on a multiple of 8, as every block below it (the page starts on one).
+        let top = (base + self.page_size) & !(ALIGN - 1);
+        self.page_start = base;
+        self.window_top = top;
+        self.head.cursor = top;
         self.rebias();
         Ok(())
     }
@@ -444,7 +448,7 @@ impl RawArena {
     /// arena with no page saves its registers.
     #[inline(never)]
     fn keep_current_page_only(&mut self) {
-        let current = self.window_start;
+        let current = self.page_start;
         let mut kept = None;
         while let Some(page) = self.pages.pop() {
             if kept.is_none() && current != 0 && page.base.addr() == current {
@@ -469,8 +473,8 @@ impl RawArena {
         match kept {
             Some(Ok(size)) => {
                 self.reserved = size as u64;
-                self.head.cursor = current;
-                self.head.limit = current;
+                self.head.cursor = self.window_top;
+                self.head.limit = self.window_top;
             }
             Some(Err(page)) => {
                 self.release(page);
@@ -483,16 +487,16 @@ impl RawArena {
     /// No page and no window: the state of a new arena.
     fn forget_window(&mut self) {
         self.reserved = 0;
-        self.window_start = 0;
-        self.page_end = 0;
+        self.window_top = 0;
+        self.page_start = 0;
         self.head.cursor = 0;
         self.head.limit = 0;
     }
 
-    /// Keeps `head.used_bias` such that the cursor plus it is the bytes used (modulo the
+    /// Keeps `head.used_bias` such that it less the cursor is the bytes used (modulo the
     /// address space, which the bytes used of one arena never pass).
     fn rebias(&mut self) {
-        self.head.used_bias = (self.used_closed as usize).wrapping_sub(self.window_start);
+        self.head.used_bias = (self.used_closed as usize).wrapping_add(self.window_top);
     }
 
     /// Reads the phase marks the inline path left in the head, in order.
@@ -666,7 +670,7 @@ impl RawArena {
 
     /// Rounded bytes handed out.
     pub(crate) fn used_bytes(&self) -> u64 {
-        self.used_closed + (self.head.cursor - self.window_start) as u64
+        self.used_closed + (self.window_top - self.head.cursor) as u64
     }
 
     /// Page bytes held.
@@ -778,8 +782,8 @@ impl RawArena {
             self.listed = false;
         }
         self.keep_one_page();
-        self.window_start = 0;
-        self.page_end = 0;
+        self.window_top = 0;
+        self.page_start = 0;
         self.head.cursor = 0;
         self.head.limit = 0;
         self.reserved = 0;
