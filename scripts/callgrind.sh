@@ -69,19 +69,21 @@ done
 
 # jitarena_method_done: instructions per call with no log and with a log open (callgrind does
 # not count the kernel's work in write(2); the program prints wall time per call for that),
-# with kinds_by_phase off and on; and jitarena_set_phase per call, off and on.
+# with kinds_by_phase off and on; and the phase marks' out-of-line part per jitarena_set_phase
+# (jitarena_phase_mark_slow: none without kinds_by_phase, whose marks stay inline, 10
+# instructions each as tests/whole_cost.rs measures them; every mark with it).
 $cc -O2 -std=c99 -Wall -Iinclude benches/c/method_done.c "$lib" \
     -lpthread -ldl -lm -lrt -o "$out/method_done"
 echo
-printf '%-44s %14s %14s %14s\n' "20,000 methods (55 kinds, 10 phases)" "method_done" "set_phase" "wall (ns)"
+printf '%-44s %14s %14s %14s\n' "20,000 methods (55 kinds, 10 phases)" "method_done" "mark, slow" "wall (ns)"
 for mode in nolog log nolog-kbp log-kbp; do
-  for fn in jitarena_method_done jitarena_set_phase; do
+  for fn in jitarena_method_done jitarena_phase_mark_slow; do
     file="$out/cg.method_done.$mode.$fn"
     valgrind --tool=callgrind --callgrind-out-file="$file" --toggle-collect=$fn \
         "$out/method_done" $mode "$out/method_done.jas" >/dev/null 2>&1
   done
   ins=$(awk -v i="$(total "$out/cg.method_done.$mode.jitarena_method_done")" 'BEGIN { printf "%.0f", i / 20000 }')
-  phase=$(awk -v i="$(total "$out/cg.method_done.$mode.jitarena_set_phase")" 'BEGIN { printf "%.0f", i / 200000 }')
+  phase=$(awk -v i="$(total "$out/cg.method_done.$mode.jitarena_phase_mark_slow")" 'BEGIN { printf "%.0f", i / 200000 }')
   wall=$("$out/method_done" $mode "$out/method_done.jas" | awk '{ print $2 }')
   printf '%-44s %14s %14s %14s\n' "$mode" "$ins" "$phase" "$wall"
   if [ "$mode" = nolog ] && over "$ins" 300; then
@@ -92,32 +94,18 @@ done
 ls -l "$out/method_done.jas" | awk '{ printf "log: %d bytes for 20,000 records, %.1f bytes per record\n", $5, ($5 - 12) / 20000 }'
 
 # A whole replay of a generated workload (300 JIT-like methods) by `jitarena replay`: counters
-# and a log record per method, against no counters and no log. "whole" counts the process;
-# "arena" counts what a JIT would run per method: the inline path (the C driver), the counters
-# gathered, the reset (Replayer::run) and the record (encoding and writing: LogWriter::write).
+# and a log record per method, against no counters and no log, the whole process (the replay
+# harness inlines the arena's part, which tests/whole_cost.rs measures in the JIT's shape).
 cargo build --release --quiet -p jitarena-tools --bin jitarena
 jitarena=$tgt/release/jitarena
 "$jitarena" gen --seed 1 --methods 300 --trace "$out/replay.jat" 2>/dev/null
-arena_part() { # inclusive instructions of the functions a JIT would run
-  callgrind_annotate --inclusive=yes "$1" 2>/dev/null | awk '
-    /Replayer::run \[/ || /LogWriter<.*>::write \[/ {
-      gsub(",", "", $1); sum += $1 }
-    END { print sum + 0 }'
-}
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.replay.counted" \
     "$jitarena" replay "$out/replay.jat" -o "$out/replay.jas" >/dev/null 2>&1
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.replay.uncounted" \
     "$jitarena" replay "$out/replay.jat" --no-counters >/dev/null 2>&1
 echo
 printf '%-44s %16s %16s %9s\n' "replay of 300 generated methods" "counted + log" "uncounted" "overhead"
-for part in whole arena; do
-  if [ $part = whole ]; then
-    c=$(total "$out/cg.replay.counted"); u=$(total "$out/cg.replay.uncounted")
-    label="whole process (trace decoding included)"
-  else
-    c=$(arena_part "$out/cg.replay.counted"); u=$(arena_part "$out/cg.replay.uncounted")
-    label="inline path + counters + record"
-  fi
-  printf '%-44s %16s %16s %8s%%\n' "$label" "$c" "$u" "$(awk -v c="$c" -v u="$u" 'BEGIN { printf "%.2f", (c - u) * 100 / u }')"
-done
+c=$(total "$out/cg.replay.counted"); u=$(total "$out/cg.replay.uncounted")
+printf '%-44s %16s %16s %8s%%\n' "whole process (trace decoding included)" "$c" "$u" \
+    "$(awk -v c="$c" -v u="$u" 'BEGIN { printf "%.2f", (c - u) * 100 / u }')"
 exit $status

@@ -1,7 +1,8 @@
 /* The cost of jitarena_method_done per method, with no log and with a stats log open, on
  * JIT-like methods (55 kinds, about 30 of them used, 10 phases). Counted by callgrind
- * (scripts/callgrind.sh, --toggle-collect=jitarena_method_done, or =jitarena_set_phase for the
- * cost of a phase switch); also prints wall time. "-kbp" turns kinds_by_phase on.
+ * (scripts/callgrind.sh, --toggle-collect=jitarena_method_done, or =jitarena_phase_mark_slow
+ * for the out-of-line part of a phase switch); also prints wall time. "-kbp" turns
+ * kinds_by_phase on.
  *   method_done nolog|log|nolog-kbp|log-kbp [LOG_PATH] */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
