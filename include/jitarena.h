@@ -303,7 +303,8 @@ typedef struct jitarena_method {
     int64_t context;
     /** Optimization level or tier ("MinOpts", "FullOpts", "Tier0", "Tier1", ...), or NULL. */
     const char* tier;
-    /** Non-zero: this compile failed (the JIT's error path: its result was not CORJIT_OK).
+    /** Non-zero: this compile failed (the JIT's error path: its result was a failure, neither
+     *  CORJIT_OK nor CORJIT_SKIPPED, and no record of the method was written).
      *  The stats log then notes the failed compile of the context (name, tier) instead of a
      *  record of counters, so that a memory diff counts it as SuperPMI counts failing compiles;
      *  the aggregate and the trace leave the method out. A jitarena_method of the size before

@@ -325,7 +325,7 @@ pub struct jitarena_method {
     pub context: i64,
     #[doc = " Optimization level or tier (\"MinOpts\", \"FullOpts\", \"Tier0\", \"Tier1\", ...), or NULL."]
     pub tier: *const ::core::ffi::c_char,
-    #[doc = " Non-zero: this compile failed (the JIT's error path: its result was not CORJIT_OK).\n  The stats log then notes the failed compile of the context (name, tier) instead of a\n  record of counters, so that a memory diff counts it as SuperPMI counts failing compiles;\n  the aggregate and the trace leave the method out. A jitarena_method of the size before\n  this field (an older header) reads as 0."]
+    #[doc = " Non-zero: this compile failed (the JIT's error path: its result was a failure, neither\n  CORJIT_OK nor CORJIT_SKIPPED, and no record of the method was written).\n  The stats log then notes the failed compile of the context (name, tier) instead of a\n  record of counters, so that a memory diff counts it as SuperPMI counts failing compiles;\n  the aggregate and the trace leave the method out. A jitarena_method of the size before\n  this field (an older header) reads as 0."]
     pub failed: u32,
     #[doc = " Unused; 0."]
     pub reserved: u32,
