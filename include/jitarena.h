@@ -110,7 +110,7 @@ extern "C" {
 
 /** Version of this ABI. jitarena_abi_version() returns the version the library was built with;
  *  a caller should refuse to run when the two differ. */
-#define JITARENA_ABI_VERSION 6u
+#define JITARENA_ABI_VERSION 7u
 
 /** Kinds 0 .. JITARENA_MAX_KINDS-1 can be named; every allocation with a kind at or above
  *  kind_count is counted in the invalid-kind bucket. */
@@ -194,9 +194,9 @@ typedef struct jitarena_config {
      *  would need more fails with JITARENA_E_LIMIT. */
     uint64_t limit_bytes;
     /** Page allocator, or NULL for the built-in one. Must return memory aligned to at least 8
-     *  bytes, or NULL. A page that is not aligned, or whose size bytes would pass the end of
-     *  the address space, is given back to page_free and the request fails with
-     *  JITARENA_E_CONFIG. */
+     *  bytes, or NULL. A page that is not aligned, or whose size bytes would reach the end of
+     *  the address space (its end would not be an address), is given back to page_free and the
+     *  request fails with JITARENA_E_CONFIG. */
     void* (*page_alloc)(void* host, size_t size);
     /** Frees what page_alloc returned, with the same size. Required when page_alloc is set. */
     void (*page_free)(void* host, void* page, size_t size);
@@ -256,8 +256,9 @@ typedef struct jitarena_head {
      *  size; always a multiple of 8. */
     uintptr_t cursor;
     /** Bottom of the bump window: the start of the current page, so that only a request that
-     *  does not fit the page (or of size 0) reaches the slow path. cursor == limit forces the
-     *  slow path (the arena keeps it so while it records a trace). */
+     *  does not fit the page (or of size 0) reaches the slow path; or the cursor itself, an
+     *  empty window that sends every request out of line (no page yet, after a reset, and
+     *  always while the arena records a trace). Never 0 while the cursor is not. */
     uintptr_t limit;
     /** Address of the next mark the inline path writes: within `marks`, or just past it. */
     uintptr_t mark_next;
@@ -427,16 +428,17 @@ typedef void* (*jitarena_on_failure)(void);
 /** The block a request of `size` bytes would take below `cursor`: the cursor less the size
  *  rounded up to 8, computed as the cursor plus the rounded size's negation, `(0 - size) & ~7`.
  *  The addition carries (the block lies below the cursor) exactly when the rounded size is
- *  neither 0 nor more than the cursor: size 0, and sizes past the address space, give a block
- *  at or above the cursor, which never fits (they go out of line; size 0 gets a distinct
- *  block there). */
+ *  neither 0 nor more than the cursor: size 0 (and a size within 7 of SIZE_MAX, which rounds
+ *  to 0) gives the cursor itself, and a rounded size above the cursor a block above it, which
+ *  never fit; the compare with the window's bottom refuses every other size the window does
+ *  not hold, however large. Size 0 gets a distinct block out of line. */
 static inline uintptr_t jitarena_below(uintptr_t cursor, size_t size) {
     return cursor + ((uintptr_t)(0u - size) & ~(uintptr_t)7u);
 }
 
 /** Whether `block` (jitarena_below() of the cursor) lies in the window: below the cursor and
  *  not below the window's bottom. The inline paths' test: the addition's carry and one
- *  compare, as the JIT's own arena bumps and compares once. */
+ *  compare, as the JIT's own arena adds and compares once. */
 static inline int jitarena_fits(const jitarena_head* head, uintptr_t cursor, uintptr_t block) {
     return !JITARENA_UNLIKELY(block >= cursor || block < head->limit);
 }
@@ -462,8 +464,8 @@ static inline void* jitarena_take(jitarena_head* head, uintptr_t block, size_t s
     (void)size;
     (void)slot;
 #endif
-    /* True: limit <= block here, and limit is the start of a page (no page: the cursor is 0,
-     *  and nothing lies below it). */
+    /* True: limit <= block here, and the limit is never 0 while the cursor is not (with no
+     *  page both are 0, and nothing lies below a cursor of 0). */
     JITARENA_ASSUME(block != 0);
     return (void*)block;
 }
@@ -535,7 +537,7 @@ static inline void* jitarena_alloc_slot_at(jitarena* arena, size_t size, jitaren
  * as the JIT's own allocator reads its arena. jitarena_alloc() accepts NULL.
  *
  * Fast path: the cursor moved down by the rounded size (an addition whose carry says the
- * request is neither 0 nor past the address space), a compare with the window's bottom and one
+ * request is neither 0 nor more than the cursor), a compare with the window's bottom and one
  * addition to the slot's packed counter (its count and bytes), no call, no lock. With JITARENA_NO_COUNTERS defined
  * before this header, the addition is compiled out (to measure its cost); such allocations
  * are then not counted.

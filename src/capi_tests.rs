@@ -125,8 +125,8 @@ fn destroy_refuses_an_arena_that_a_rust_owner_frees() {
 
 /// A panic inside the slow path is caught, recorded on the arena, and the arena is reached
 /// again only through the reference the panicking call was borrowed from (miri checks the
-/// aliasing). A cursor past the page's end makes the slow path's subtraction overflow, which
-/// panics in builds with overflow checks.
+/// aliasing). A window's bottom above its cursor makes the slow path's subtraction overflow,
+/// which panics in builds with overflow checks.
 #[cfg(debug_assertions)]
 #[test]
 fn a_panic_on_the_slow_path_is_recorded_on_the_arena() {

@@ -127,9 +127,9 @@ fn a_large_request_gets_its_own_page_and_keeps_the_current_one() {
     assert!(big.as_ptr() as usize % 8 == 0);
 }
 
-/// With the largest page (1 GiB, windows of 256 MiB) the bytes that the inline path counts in
-/// a packed counter's low 32 bits between two slow-path calls reach 2^32 after 16 windows:
-/// the slow path must drain before. The pages are never touched, so they cost address space
+/// With the largest page (1 GiB) the bytes that the inline path counts in the packed counters
+/// between two slow-path calls reach 2^31 after a few windows: the slow path must drain
+/// before. The pages are never touched, so they cost address space
 /// only (64-bit targets, not under miri).
 #[test]
 #[cfg(all(target_pointer_width = "64", not(miri)))]

@@ -33,6 +33,39 @@ fn c_paths_count_exactly_as_a_model_with_kinds_out_of_range() {
 }
 
 #[test]
+fn the_inline_path_fits_exactly_what_the_window_holds_at_any_address() {
+    // The header's inline path alone, against a head the program makes up (it defines the
+    // out-of-line entry points itself): every cursor from 0 to the top of the address space,
+    // sizes around the bytes left, the cursor's value and SIZE_MAX, and on_failure() on a miss.
+    let exe = native::link_program(
+        "inline_edges",
+        &["tests/c/inline_edges.c"],
+        false,
+        &["-pedantic"],
+        None,
+    );
+    let out = run(&exe, &[]);
+    assert!(
+        out.contains("inline_edges:") && out.contains("cases, 0 failed"),
+        "{out}"
+    );
+}
+
+#[test]
+fn blocks_stay_in_their_pages_at_the_edges_of_the_address_space() {
+    // Pages a host hands out (never backed: the library does not touch them) from just above 0,
+    // across the middle and down from the top of the address space, pages of 4 KiB to 1 GiB,
+    // sizes of 0, the window's bytes left and either side, near SIZE_MAX: every block aligned,
+    // in a live page, disjoint from the others; every reader against a model; every page back.
+    let exe = build_program("address_extremes", &["tests/c/address_extremes.c"], false);
+    let out = run(&exe, &[]);
+    assert!(
+        out.contains("address_extremes:") && out.contains("checks, 0 failed"),
+        "{out}"
+    );
+}
+
+#[test]
 fn cpp_program_uses_the_raii_owner_and_typed_allocator() {
     let exe = build_program("cpp_test", &["tests/c/cpp_test.cpp"], true);
     let out = run(&exe, &[]);

@@ -62,7 +62,7 @@ pub(crate) struct KindTotals {
     dirty: bool,
     /// The sum of the totals' bytes (so that the total reads one array, not two).
     bytes_sum: u64,
-    /// A bound on the low halves' bytes: the windows opened and the slow path's requests since
+    /// A bound on the packed counters' bytes: the windows opened and the slow path's requests since
     /// the last drain.
     undrained: u64,
     /// Drain before `undrained` would pass this ([`DRAIN_AT`]; smaller in tests).
@@ -120,7 +120,7 @@ impl KindTotals {
         self.totals.as_deref_mut().ok_or(NoMemory)
     }
 
-    /// Makes room for the slow path to let `bytes` more reach the low halves (a window and a
+    /// Makes room for the slow path to let `bytes` more reach the packed counters (a window and a
     /// request): drains first when they could carry. `open` is what the inline path may still
     /// add from the window open now, which a drain leaves open. Fails, with nothing changed,
     /// only when the totals cannot be made.

@@ -249,7 +249,7 @@ impl RawArena {
             ));
         }
         let rounded = size.max(1).next_multiple_of(ALIGN);
-        // At most a new window and this request reach the low halves of the kind counters.
+        // At most a new window and this request reach the kind counters' packed bytes.
         let room = (self.page_size + rounded) as u64;
         let open = (self.head.cursor - self.head.limit) as u64;
         if self
@@ -275,6 +275,8 @@ impl RawArena {
             let at = self.head.cursor - rounded;
             self.head.cursor = at;
             self.head.limit = self.window_limit();
+            // The inline path relies on it: a page never starts at 0.
+            debug_assert!(self.head.limit != 0);
             self.kinds.window_opened(self.head.cursor - self.head.limit);
             // The window's page was exposed when it was obtained: the cursor is an address in it.
             ptr::with_exposed_provenance_mut(at)
@@ -384,7 +386,7 @@ impl RawArena {
                     Hex(base.addr()),
                     ", whose ",
                     size,
-                    " bytes would pass the end of the address space"
+                    " bytes would reach the end of the address space"
                 ),
             ));
         }

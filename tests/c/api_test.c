@@ -46,7 +46,7 @@ static void misaligned_free(void* host, void* page, size_t size) {
     free((char*)page - 1);
 }
 
-/* A host allocator that breaks the contract another way: a page whose end would pass the end
+/* A host allocator that breaks the contract another way: a page whose end would reach the end
  * of the address space. Its memory does not exist, so the library must refuse it unread. */
 static int wrapped_frees;
 
