@@ -185,6 +185,16 @@ fn phase(r: &Value, name: &str) -> u64 {
     r["phases"][name].as_u64().unwrap_or(0)
 }
 
+/// The bytes of every phase of a record, "(no phase)" included.
+fn phases_sum(r: &Value) -> u64 {
+    r["phases"]
+        .as_object()
+        .expect("phases")
+        .values()
+        .map(|b| b.as_u64().expect("bytes"))
+        .sum()
+}
+
 /// The example runs the .NET JIT's phases as it does: "(no phase)" holds exactly what the JIT
 /// allocated outside every phase (its Compiler objects, one per attempt, and the table it
 /// allocates between phases on purpose), nothing of the phases that were running; the phases
@@ -200,14 +210,8 @@ fn check_phases(
     assert_eq!(outside.len(), names.len(), "{outside:?}");
     for r in recs {
         let context = r["context"].as_u64().expect("a context");
-        let sum: u64 = r["phases"]
-            .as_object()
-            .expect("phases")
-            .values()
-            .map(|b| b.as_u64().expect("bytes"))
-            .sum();
         assert_eq!(
-            sum,
+            phases_sum(r),
             r["used_bytes"].as_u64().unwrap(),
             "phases add up to the bytes used: {r}"
         );
@@ -550,13 +554,7 @@ fn a_host_exception_through_the_jit_leaves_no_record_and_gives_every_page_back()
         for r in &recs {
             let context = r["context"].as_u64().unwrap();
             assert_eq!(r["name"], names[context as usize - 1].as_str(), "{r}");
-            let sum: u64 = r["phases"]
-                .as_object()
-                .expect("phases")
-                .values()
-                .map(|b| b.as_u64().expect("bytes"))
-                .sum();
-            assert_eq!(sum, r["used_bytes"].as_u64().unwrap(), "{r}");
+            assert_eq!(phases_sum(r), r["used_bytes"].as_u64().unwrap(), "{r}");
             assert_eq!(phase(r, "(no phase)"), outside[&context], "{r}");
         }
         let sum70 = recs.iter().find(|r| r["name"] == "sum70").expect("sum70");
