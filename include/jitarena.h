@@ -225,9 +225,10 @@ typedef struct jitarena_config {
 typedef struct jitarena jitarena;
 
 /** One phase mark of jitarena_phase_begin(), jitarena_phase_end() or jitarena_set_phase(), as
- *  the inline path writes it into the arena's head: where the cursor stood, the phase and what
- *  the mark does (JITARENA_MARK_*). The library reads the marks later (at a new page, a read or
- *  the end of a method) and attributes the bytes between them. */
+ *  the inline path writes it into the arena's head: the bytes used, the phase and what the mark
+ *  does (JITARENA_MARK_*). The library reads the marks later (when the head holds
+ *  JITARENA_MARKS of them, at a read, or at the end of a method that a log, trace or aggregate
+ *  records) and attributes the bytes between them. */
 typedef struct jitarena_mark {
     /** The arena's bytes used at the mark: the head's used_bias less its cursor. */
     uintptr_t used;

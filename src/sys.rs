@@ -191,7 +191,7 @@ const _: () = {
 pub struct jitarena {
     _unused: [u8; 0],
 }
-#[doc = " One phase mark of jitarena_phase_begin(), jitarena_phase_end() or jitarena_set_phase(), as\n  the inline path writes it into the arena's head: where the cursor stood, the phase and what\n  the mark does (JITARENA_MARK_*). The library reads the marks later (at a new page, a read or\n  the end of a method) and attributes the bytes between them."]
+#[doc = " One phase mark of jitarena_phase_begin(), jitarena_phase_end() or jitarena_set_phase(), as\n  the inline path writes it into the arena's head: the bytes used, the phase and what the mark\n  does (JITARENA_MARK_*). The library reads the marks later (when the head holds\n  JITARENA_MARKS of them, at a read, or at the end of a method that a log, trace or aggregate\n  records) and attributes the bytes between them."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct jitarena_mark {
