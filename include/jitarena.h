@@ -539,9 +539,9 @@ static inline void* jitarena_alloc_slot_at(jitarena* arena, size_t size, jitaren
  *
  * Fast path: the cursor moved down by the rounded size (an addition whose carry says the
  * request is neither 0 nor more than the cursor), a compare with the window's bottom and one
- * addition to the slot's packed counter (its count and bytes), no call, no lock. With JITARENA_NO_COUNTERS defined
- * before this header, the addition is compiled out (to measure its cost); such allocations
- * are then not counted.
+ * addition to the slot's packed counter (its count and bytes), no call, no lock. With
+ * JITARENA_NO_COUNTERS defined before this header, the addition is compiled out (to measure
+ * its cost); such allocations are then not counted.
  */
 static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_kind_slot slot) {
     return jitarena_alloc_slot_or(arena, size, slot, (jitarena_on_failure)NULL);

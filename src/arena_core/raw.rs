@@ -291,8 +291,8 @@ impl RawArena {
             self.trace_short |= self.trace_sites.record(site).is_err();
         }
         let slot = kind.min(JITARENA_MAX_KINDS) as usize;
-        // Within the room made above: fails only for a request too large for a packed counter, whose totals
-        // could not be made.
+        // Within the room made above: fails only for a request too large for a packed
+        // counter, whose totals could not be made.
         if self
             .kinds
             .add(&mut self.head.kind_packed, slot, size as u64)
