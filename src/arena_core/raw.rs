@@ -3,9 +3,9 @@
 //! `Arena::alloc_bytes`); both move `head.cursor` down by the rounded size, from the top of the
 //! current page's window to its bottom (`head.limit`), add to the packed counter of the kind's
 //! slot (see [`super::kinds`]), and call [`RawArena::alloc_slow`] for everything else. The
-//! inline phase marks write the cursor into the head's marks, read here ([`RawArena::settle`])
-//! into bytes used per phase ([`super::phases`]); bytes per (phase, kind) are differences of
-//! the kind slots, taken at every mark of an arena that records them.
+//! inline phase marks write the bytes used into the head's marks, read here
+//! ([`RawArena::settle`]) into bytes used per phase ([`super::phases`]); bytes per (phase, kind)
+//! are differences of the kind slots, taken at every mark of an arena that records them.
 
 use std::alloc::Layout;
 use std::borrow::Cow;
@@ -322,8 +322,10 @@ impl RawArena {
         // Exposed: the cursor (an integer, shared with C) is turned back into pointers into it.
         let base = self.obtain(self.page_size)?.expose_provenance();
         self.used_closed += (self.window_top - self.head.cursor) as u64;
-        // The top on a multiple of 8, as every block below it (the page starts on one).
-        let top = (base + self.page_size) & !(ALIGN - 1);
+        // A multiple of 8, as every block below it: the page starts on one, and page sizes are
+        // multiples of 8 (checked with the config).
+        let top = base + self.page_size;
+        debug_assert!(top % ALIGN == 0);
         self.page_start = base;
         self.window_top = top;
         self.head.cursor = top;
