@@ -307,7 +307,7 @@ fn each_part_of_the_whole_cost_stays_within_its_budget() {
     assert!(c.all_per_allocation <= 6.0, "all included: {c:?}");
     // BENCHMARKS.md's figures (gcc 12), with a little room: the guide's BeginPhase and
     // EndPhase (the mark, the test of compIsForInlining() and the load of the Compiler's
-    // jitarena) 13, a page 115, an inline attempt 344, a FullOpts method 12,963, a MinOpts
+    // jitarena) 13, a page 114, an inline attempt 344, a FullOpts method 12,963, a MinOpts
     // method 5,198.
     assert!(c.phase_call <= 13.5, "the guide's phase call: {c:?}");
     assert!(c.page <= 130.0, "a page: {c:?}");
