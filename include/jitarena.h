@@ -14,7 +14,7 @@
  * kind's packed counter, which holds both), and bytes used per phase from inline phase marks
  * that the library reads out of line (and, on request, bytes per phase and kind).
  *
- * What it costs, all included, against the JIT's own arena (round to 8, bump, compare, pages
+ * What it costs, all included, against the JIT's own arena (round, bump, compare, pages
  * from the host) and its own phase calls: BENCHMARKS.md, "The whole cost".
  *
  *   jitarena_config cfg;
@@ -110,7 +110,7 @@ extern "C" {
 
 /** Version of this ABI. jitarena_abi_version() returns the version the library was built with;
  *  a caller should refuse to run when the two differ. */
-#define JITARENA_ABI_VERSION 7u
+#define JITARENA_ABI_VERSION 8u
 
 /** Kinds 0 .. JITARENA_MAX_KINDS-1 can be named; every allocation with a kind at or above
  *  kind_count is counted in the invalid-kind bucket. */
@@ -142,6 +142,26 @@ extern "C" {
 /** Smallest and largest page sizes jitarena_create() accepts. */
 #define JITARENA_MIN_PAGE_SIZE 4096u
 #define JITARENA_MAX_PAGE_SIZE 1073741824u
+
+/** What every request is rounded up to, and every block aligned to: the pointer size (8 bytes
+ *  on 64-bit targets, 4 on 32-bit ones), as the .NET JIT's arena rounds its requests. */
+#define JITARENA_ALIGN sizeof(void*)
+
+/** The descriptor at the start of every page, as the .NET JIT's arena lays its pages out: three
+ *  pointer-sized words (the JIT's next page, page bytes and bytes used), then the blocks, bumped
+ *  upward from just past it, so that every block lies at the offset in its page where the JIT's
+ *  arena would put it. The library reserves the words and leaves them as the page allocator
+ *  gave them: it keeps its page list apart and never reads or writes a page's bytes. */
+typedef struct jitarena_page {
+    struct jitarena_page* next;
+    size_t bytes;
+    size_t used;
+} jitarena_page;
+
+/** Sizes known at compile time up to this take the inline path's shortest test (the JIT's own
+ *  compare of the bumped cursor with the page's end); a page whose end lies within this many
+ *  bytes of the end of the address space is refused, so that the bump cannot wrap. */
+#define JITARENA_CONSTANT_SIZE_MAX 65536u
 
 /** Failure codes. 0 is success. The values are stable across versions. */
 typedef enum jitarena_error {
@@ -178,7 +198,7 @@ typedef struct jitarena_config {
      *  names, spaces and punctuation inside, are taken as they are). Copied at create. A create
      *  whose kind_names and phase_names hold the very pointers of the last create that read
      *  its names reuses that check and copy without reading the strings (the JIT's static name
-     *  arrays: a create and destroy then costs about 1,200 instructions instead of 180,000),
+     *  arrays: a create then reads no name),
      *  so strings must not change in place while the library is loaded; any other pointer is
      *  read and checked. */
     const char* const* kind_names;
@@ -188,15 +208,18 @@ typedef struct jitarena_config {
     uint32_t phase_count;
     /** Names of phases 0 .. phase_count-1, or NULL when phase_count is 0. Copied at create. */
     const char* const* phase_names;
-    /** Bytes per page obtained from the page allocator. Default 64 KiB. */
+    /** The page size, as the .NET JIT's DEFAULT_PAGE_SIZE: a request that does not fit the
+     *  current page takes a new page of the descriptor (jitarena_page) plus its size, rounded
+     *  up to a multiple of this, and lies at that page's start; the old page's tail is left.
+     *  Default 64 KiB. */
     size_t page_size;
     /** 0: no limit; otherwise the most page bytes the arena may hold at once. A request that
      *  would need more fails with JITARENA_E_LIMIT. */
     uint64_t limit_bytes;
-    /** Page allocator, or NULL for the built-in one. Must return memory aligned to at least 8
-     *  bytes, or NULL. A page that is not aligned, or whose size bytes would reach the end of
-     *  the address space (its end would not be an address), is given back to page_free and the
-     *  request fails with JITARENA_E_CONFIG. */
+    /** Page allocator, or NULL for the built-in one. Must return memory aligned to at least
+     *  JITARENA_ALIGN bytes, or NULL. A page that is not aligned, or whose end lies within
+     *  JITARENA_CONSTANT_SIZE_MAX bytes of the end of the address space, is given back to
+     *  page_free and the request fails with JITARENA_E_CONFIG. */
     void* (*page_alloc)(void* host, size_t size);
     /** Frees what page_alloc returned, with the same size. Required when page_alloc is set. */
     void (*page_free)(void* host, void* page, size_t size);
@@ -230,7 +253,7 @@ typedef struct jitarena jitarena;
  *  JITARENA_MARKS of them, at a read, or at the end of a method that a log, trace or aggregate
  *  records) and attributes the bytes between them. */
 typedef struct jitarena_mark {
-    /** The arena's bytes used at the mark: the head's used_bias less its cursor. */
+    /** The arena's bytes used at the mark: the head's cursor less its used_bias. */
     uintptr_t used;
     /** The phase the call named. */
     uint32_t phase;
@@ -252,14 +275,13 @@ typedef struct jitarena_mark {
  *  and the phase marks not yet read. Read it only through the functions below; the layout is
  *  part of the ABI version. */
 typedef struct jitarena_head {
-    /** End of the free bytes of the current page: the window is [limit, cursor), and each
-     *  inline allocation takes its block from the top, moving the cursor down by the rounded
-     *  size; always a multiple of 8. */
+    /** The next free byte of the current page: each inline allocation takes its block here and
+     *  moves the cursor up by the rounded size, as the .NET JIT's m_nextFreeByte. */
     uintptr_t cursor;
-    /** Bottom of the bump window: the start of the current page, so that only a request that
-     *  does not fit the page (or of size 0) reaches the slow path; or the cursor itself, an
-     *  empty window that sends every request out of line (no page yet, after a reset, and
-     *  always while the arena records a trace). Never 0 while the cursor is not. */
+    /** The end of the current page (the JIT's m_lastFreeByte), so that only a request that does
+     *  not fit the page (or of size 0) reaches the slow path; or the cursor itself, an empty
+     *  window that sends every request out of line (no page yet, after a reset, and always
+     *  while the arena records a trace). */
     uintptr_t limit;
     /** Address of the next mark the inline path writes: within `marks`, or just past it. */
     uintptr_t mark_next;
@@ -267,15 +289,16 @@ typedef struct jitarena_head {
      *  (an arena recording a trace or kinds by phase), which sends every mark to
      *  jitarena_phase_mark_slow(). */
     uintptr_t mark_limit;
-    /** What the cursor is taken from to give the arena's bytes used (the bytes handed out
-     *  before the current page's, plus the top of the page's window), kept by the library. */
+    /** What is taken from the cursor to give the arena's bytes used (the start of the current
+     *  page's blocks less the bytes handed out before them), kept by the library. */
     uintptr_t used_bias;
     /** Per kind slot, what the inline path counted since the library last drained the slot
      *  into its 64-bit totals, as the bytes requested (before rounding) less 2^31 per
      *  allocation, modulo 2^64: the bytes in the low 31 bits, the allocations in (bytes -
      *  counter) >> 31. Each inline allocation adds JITARENA_PACKED_ONE + size. The slow path
-     *  drains every slot before the bytes handed out since the last drain (pages, each at most
-     *  1 GiB) could reach 2^31, so the two never mix; the readers add these to the totals. */
+     *  drains every slot before the bytes handed out since the last drain (the windows it
+     *  opened, each less than a page of at most 1 GiB) could reach 2^31, so the two never mix;
+     *  the readers add these to the totals. */
     uint64_t kind_packed[JITARENA_KIND_SLOTS];
     /** Phase marks not yet read: those before mark_next. */
     jitarena_mark marks[JITARENA_MARKS];
@@ -377,17 +400,17 @@ jitarena* jitarena_create_checked(const jitarena_config* config, uint32_t abi_ve
  *  arena owned by the Rust API (jitarena::Arena) is refused here: its owner frees it. */
 void jitarena_destroy(jitarena* arena);
 
-/** Empties the arena for the next method: every allocation is released (its memory may be
- *  reused), counters, phase and failure are zeroed, and one page is kept. With the built-in
- *  page allocator, up to 16 MiB of the other normal pages are cached for the next methods (as
- *  the .NET runtime caches slabs) instead of being freed; they count as reserved again only
- *  when a method uses them. With a host page_free, every other page goes back to the host.
- *  NULL is ignored. */
+/** Empties the arena for the next method, as a new arena: every allocation is released,
+ *  counters, phase and failure are zeroed, and every page is given back, so that the next
+ *  method asks for its pages as the .NET JIT's new arena would and its blocks lie where the
+ *  JIT's would. With a host page_free, pages go back to the host; the built-in page allocator
+ *  keeps up to 16 MiB of pages of the page size for the next methods (as the .NET runtime's
+ *  host caches slabs), not counted as reserved. NULL is ignored. */
 void jitarena_reset(jitarena* arena);
 
 /* ---- Allocation --------------------------------------------------------------------------- */
 
-/** Out-of-line part of jitarena_alloc(): new pages, large requests, limits, tracing. Call
+/** Out-of-line part of jitarena_alloc(): new pages, size 0, limits, tracing. Call
  *  jitarena_alloc() instead. Like jitarena_alloc(), it takes a non-NULL arena pointer on trust:
  *  it is not looked up among the live arenas (the other entry points do look it up), so that
  *  no lock is taken on the allocation path. */
@@ -426,38 +449,46 @@ static inline jitarena_kind_slot jitarena_kind_slot_of(uint32_t kind) {
  *  one's); jitarena_failure() and jitarena_last_error_message() say why the request failed. */
 typedef void* (*jitarena_on_failure)(void);
 
-/** The block a request of `size` bytes would take below `cursor`: the cursor less the size
- *  rounded up to 8, computed as the cursor plus the rounded size's negation, `(0 - size) & ~7`.
- *  The addition carries (the block lies below the cursor) exactly when the rounded size is
- *  neither 0 nor more than the cursor: size 0 (and a size within 7 of SIZE_MAX, which rounds
- *  to 0) gives the cursor itself, and a rounded size above the cursor a block above it, which
- *  never fit; the compare with the window's bottom refuses every other size the window does
- *  not hold, however large. Size 0 gets a distinct block out of line. */
-static inline uintptr_t jitarena_below(uintptr_t cursor, size_t size) {
-    return cursor + ((uintptr_t)(0u - size) & ~(uintptr_t)7u);
+/** Whether a request of `size` bytes fits the window that starts at `cursor` (the head's),
+ *  and where the cursor goes if it does: `*next`, the cursor plus the size rounded up to
+ *  JITARENA_ALIGN. A size known at compile time (1 to JITARENA_CONSTANT_SIZE_MAX) is tested
+ *  as the .NET JIT's arena tests it, the bumped cursor against the page's end (no page ends
+ *  within JITARENA_CONSTANT_SIZE_MAX of the end of the address space, so the bump cannot
+ *  wrap). Any other size is tested as the rounded size less one, `(size - 1) | (ALIGN - 1)`,
+ *  against the bytes left: one subtraction more, and size 0 (whose rounded size less one is
+ *  SIZE_MAX, as for a size that rounds past SIZE_MAX) never fits, so it gets a distinct block
+ *  out of line. */
+static inline int jitarena_fits(const jitarena_head* head, uintptr_t cursor, size_t size,
+                                uintptr_t* next) {
+    const uintptr_t align_less_one = (uintptr_t)JITARENA_ALIGN - 1u;
+#if defined(__GNUC__) || defined(__clang__)
+    if (__builtin_constant_p(size) && size - 1u < (size_t)JITARENA_CONSTANT_SIZE_MAX) {
+        *next = cursor + (((uintptr_t)size + align_less_one) & ~align_less_one);
+        return !JITARENA_UNLIKELY(*next > head->limit);
+    }
+#endif
+    {
+        uintptr_t rounded_less_one = (uintptr_t)(size - 1u) | align_less_one;
+        *next = cursor + rounded_less_one + 1u;
+        return !JITARENA_UNLIKELY(rounded_less_one >= head->limit - cursor);
+    }
 }
 
-/** Whether `block` (jitarena_below() of the cursor) lies in the window: below the cursor and
- *  not below the window's bottom. The inline paths' test: the addition's carry and one
- *  compare, as the JIT's own arena adds and compares once. */
-static inline int jitarena_fits(const jitarena_head* head, uintptr_t cursor, uintptr_t block) {
-    return !JITARENA_UNLIKELY(block >= cursor || block < head->limit);
-}
-
-/** The inline paths' hit, after jitarena_fits(): the cursor moved down to the block and one
+/** The inline paths' hit, after jitarena_fits(): the cursor moved up to `next` and one
  *  addition to the slot's packed counter (compiled out with JITARENA_NO_COUNTERS). Returns the
- *  block. */
-static inline void* jitarena_take(jitarena_head* head, uintptr_t block, size_t size,
-                                  jitarena_kind_slot slot) {
-    head->cursor = block;
+ *  block, the cursor before. */
+static inline void* jitarena_take(jitarena_head* head, uintptr_t block, uintptr_t next,
+                                  size_t size, jitarena_kind_slot slot) {
+    head->cursor = next;
 #ifndef JITARENA_NO_COUNTERS
     {
         /* size <= the window (at most a page) here: it stays in the low 31 bits. */
         uint64_t add = JITARENA_PACKED_ONE + size;
 #if defined(__GNUC__)
         /* Keeps the compiler from reassociating the two terms with the counter (load, add,
-         * add, store, and the slot's index computed apart): one add to memory. */
-        __asm__("" : "+r"(add));
+         * add, store, and the slot's index computed apart): one add to memory. A constant
+         * size needs no such help: its addend is one 32-bit immediate. */
+        if (!__builtin_constant_p(size)) __asm__("" : "+r"(add));
 #endif
         head->kind_packed[slot] += add;
     }
@@ -465,8 +496,8 @@ static inline void* jitarena_take(jitarena_head* head, uintptr_t block, size_t s
     (void)size;
     (void)slot;
 #endif
-    /* True: limit <= block here, and the limit is never 0 while the cursor is not (with no
-     *  page both are 0, and nothing lies below a cursor of 0). */
+    /* True: a block that fits lies in a page, and no page starts at 0 (with no page the
+     * cursor and the limit are both 0, and nothing fits). */
     JITARENA_ASSUME(block != 0);
     return (void*)block;
 }
@@ -483,10 +514,10 @@ static inline void* jitarena_alloc_slot_or(jitarena* arena, size_t size, jitaren
                                            jitarena_on_failure on_failure) {
     jitarena_head* head = (jitarena_head*)arena;
     uintptr_t cursor = head->cursor;
-    uintptr_t below = jitarena_below(cursor, size);
+    uintptr_t next;
     void* block;
-    if (jitarena_fits(head, cursor, below)) {
-        return jitarena_take(head, below, size, slot);
+    if (jitarena_fits(head, cursor, size, &next)) {
+        return jitarena_take(head, cursor, next, size, slot);
     }
     block = jitarena_alloc_slow(arena, size, slot);
     if (on_failure != NULL && block == NULL) {
@@ -523,9 +554,9 @@ static inline void* jitarena_alloc_slot_at(jitarena* arena, size_t size, jitaren
                                            const void* site) {
     jitarena_head* head = (jitarena_head*)arena;
     uintptr_t cursor = head->cursor;
-    uintptr_t below = jitarena_below(cursor, size);
-    if (jitarena_fits(head, cursor, below)) {
-        return jitarena_take(head, below, size, slot);
+    uintptr_t next;
+    if (jitarena_fits(head, cursor, size, &next)) {
+        return jitarena_take(head, cursor, next, size, slot);
     }
     return jitarena_alloc_slow_at(arena, size, slot, site);
 }
@@ -537,9 +568,9 @@ static inline void* jitarena_alloc_slot_at(jitarena* arena, size_t size, jitaren
  * `arena` must be a live arena: this inline path reads it without a check (NULL included),
  * as the JIT's own allocator reads its arena. jitarena_alloc() accepts NULL.
  *
- * Fast path: the cursor moved down by the rounded size (an addition whose carry says the
- * request is neither 0 nor more than the cursor), a compare with the window's bottom and one
- * addition to the slot's packed counter (its count and bytes), no call, no lock. With
+ * Fast path: the .NET JIT's own (the cursor moved up by the size rounded to JITARENA_ALIGN, and
+ * a compare with the page's end; jitarena_fits()) and one addition to the slot's packed counter
+ * (its count and bytes), no call, no lock. Blocks lie where the JIT's own arena puts them. With
  * JITARENA_NO_COUNTERS defined before this header, the addition is compiled out (to measure
  * its cost); such allocations are then not counted.
  */
@@ -548,10 +579,10 @@ static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_k
 }
 
 /**
- * Allocates size bytes of kind `kind`. Returns memory aligned to at least 8 bytes that overlaps
+ * Allocates size bytes of kind `kind`. Returns memory aligned to JITARENA_ALIGN that overlaps
  * no other live allocation of any arena, or NULL when the arena is NULL, memory is exhausted,
  * the size cannot be represented or the limit would be exceeded; jitarena_failure() then says
- * why. A size of 0 returns a distinct 8-byte block. A kind >= kind_count is counted in the
+ * why. A size of 0 returns a distinct block of JITARENA_ALIGN bytes. A kind >= kind_count is counted in the
  * invalid-kind bucket. The memory is uninitialised and stays valid until reset or destroy.
  *
  * Fast path: jitarena_alloc_slot() with jitarena_kind_slot_of(kind), after a test of the arena
@@ -569,7 +600,7 @@ static inline void* jitarena_alloc(jitarena* arena, size_t size, uint32_t kind) 
 /* ---- Phases ------------------------------------------------------------------------------- */
 
 /*
- * Phase bytes are the arena's bytes used (each request rounded up to 8, as jitarena_used_bytes()
+ * Phase bytes are the arena's bytes used (each request rounded up to JITARENA_ALIGN, as jitarena_used_bytes()
  * counts them, and as the .NET JIT's BytesAllocated measures a method), attributed to the
  * innermost running phase. They add up to jitarena_used_bytes() exactly, "no phase" included;
  * the kind bytes count requests before rounding, so a phase holds its kinds' bytes plus their
@@ -608,7 +639,7 @@ static inline void jitarena_phase_mark(jitarena* arena, uint32_t phase, uint32_t
         return;
     }
     mark = (jitarena_mark*)next;
-    mark->used = head->used_bias - head->cursor;
+    mark->used = head->cursor - head->used_bias;
     mark->phase = phase;
     mark->op = op;
     head->mark_next = next + sizeof(jitarena_mark);
@@ -642,7 +673,7 @@ uint64_t jitarena_kind_bytes(const jitarena* arena, uint32_t kind);
 /** Number of allocations with `kind`; JITARENA_INVALID_KIND as for jitarena_kind_bytes(). */
 uint64_t jitarena_kind_count(const jitarena* arena, uint32_t kind);
 
-/** Bytes used (requests rounded up to 8) while `phase` was the innermost running phase (see
+/** Bytes used (requests rounded up to JITARENA_ALIGN) while `phase` was the innermost running phase (see
  *  "Phases"); JITARENA_NO_PHASE reads the "no phase" bucket. The phases' bytes add up to
  *  jitarena_used_bytes(). */
 uint64_t jitarena_phase_bytes(const jitarena* arena, uint32_t phase);
@@ -658,7 +689,7 @@ uint64_t jitarena_total_bytes(const jitarena* arena);
 /** Allocations, all kinds. */
 uint64_t jitarena_total_count(const jitarena* arena);
 
-/** Bytes handed out, after rounding each request up to 8. */
+/** Bytes handed out, after rounding each request up to JITARENA_ALIGN. */
 uint64_t jitarena_used_bytes(const jitarena* arena);
 
 /** Page bytes currently obtained from the page allocator. */

@@ -78,13 +78,13 @@ public:
     // The C handle, for the C API's readers and jitarena_method_done().
     ::jitarena* get() const noexcept { return arena_; }
 
-    // Raw memory of `kind`, aligned to 8; never NULL.
+    // Raw memory of `kind`, aligned to JITARENA_ALIGN (the pointer size); never NULL.
     void* allocate(std::size_t size, std::uint32_t kind) { return allocate_or_fail(arena_, size, kind); }
 
     // Constructs a T in the arena (its destructor is never run).
     template <typename T, typename... Args>
     T* make(std::uint32_t kind, Args&&... args) {
-        static_assert(alignof(T) <= 8, "jitarena allocations are aligned to 8 bytes");
+        static_assert(alignof(T) <= JITARENA_ALIGN, "jitarena allocations are aligned to the pointer size");
         return new (allocate(sizeof(T), kind)) T(std::forward<Args>(args)...);
     }
 
@@ -109,7 +109,7 @@ public:
     Allocator(const Allocator<U>& other) noexcept : arena_(other.arena()), slot_(other.slot()) {}
 
     T* allocate(std::size_t n) {
-        static_assert(alignof(T) <= 8, "jitarena allocations are aligned to 8 bytes");
+        static_assert(alignof(T) <= JITARENA_ALIGN, "jitarena allocations are aligned to the pointer size");
         if (n > static_cast<std::size_t>(-1) / sizeof(T)) {
             JITARENA_ON_OOM(arena_);
         }

@@ -125,8 +125,8 @@ fn destroy_refuses_an_arena_that_a_rust_owner_frees() {
 
 /// A panic inside the slow path is caught, recorded on the arena, and the arena is reached
 /// again only through the reference the panicking call was borrowed from (miri checks the
-/// aliasing). A window's bottom above its cursor makes the slow path's subtraction overflow,
-/// which panics in builds with overflow checks.
+/// aliasing). A cursor moved below its page's first block makes the slow path's bytes used
+/// overflow when it leaves the page, which panics in builds with overflow checks.
 #[cfg(debug_assertions)]
 #[test]
 fn a_panic_on_the_slow_path_is_recorded_on_the_arena() {
@@ -134,18 +134,20 @@ fn a_panic_on_the_slow_path_is_recorded_on_the_arena() {
     let _serial = serial();
     let arena = make_arena();
     let head = arena.cast::<jitarena_head>();
-    // A window whose bottom lies above its cursor: the slow path's window arithmetic
-    // overflows. SAFETY: the head is the arena's first field (as the header's inline path uses
-    // it); no reference to the arena is live here.
-    unsafe { (*head).limit = 64 };
     // SAFETY: a live arena from jitarena_create.
-    let p = unsafe { jitarena_alloc_slow(arena, 8, 0) };
+    let first = unsafe { jitarena_alloc_slow(arena, 8, 0) };
+    assert!(!first.is_null());
+    // A cursor below the page's first block, then a request for a page of its own: leaving
+    // the page overflows. SAFETY: the head is the arena's first field (as the header's inline
+    // path uses it); no reference to the arena is live here.
+    unsafe { (*head).cursor = first.addr() - 8 };
+    // SAFETY: a live arena from jitarena_create.
+    let p = unsafe { jitarena_alloc_slow(arena, 100_000, 0) };
     assert!(p.is_null());
     assert!(last_error().contains("panic"), "{}", last_error());
     // SAFETY: as above.
     unsafe {
         assert_eq!(jitarena_failure(arena), JITARENA_E_INTERNAL as c_int);
-        (*head).limit = 0;
         jitarena_destroy(arena);
     }
 }

@@ -277,7 +277,7 @@ pub struct Counters {
     pub kind_count: Vec<u64>,
     /// Bytes requested per phase; the last entry is the "no phase" bucket.
     pub phase_bytes: Vec<u64>,
-    /// Bytes handed out after rounding each request up to 8.
+    /// Bytes handed out after rounding each request up to the pointer size.
     pub used_bytes: u64,
     /// Page bytes obtained from the page allocator.
     pub reserved_bytes: u64,

@@ -94,10 +94,10 @@ fn random_sequences_are_aligned_disjoint_and_counted_exactly() {
         assert_eq!(c.used_bytes, used, "seed {seed}");
         assert_eq!(c.total_bytes(), want_bytes.iter().sum::<u64>());
         assert!(c.reserved_bytes >= c.used_bytes);
-        // Exact whenever the largest request is above a quarter page (those always take the
-        // out-of-line path); below that, a lower bound.
+        // Exact whenever the largest request is above the page size (no window holds it, so
+        // it always takes the out-of-line path); below that, a lower bound.
         let largest = blocks.iter().map(|b| b.1 as u64).max().unwrap();
-        if largest > page as u64 / 4 {
+        if largest > page as u64 {
             assert_eq!(c.largest_alloc, largest, "seed {seed}");
         } else {
             assert!(c.largest_alloc <= largest, "seed {seed}");
@@ -106,25 +106,34 @@ fn random_sequences_are_aligned_disjoint_and_counted_exactly() {
 }
 
 #[test]
-fn a_large_request_gets_its_own_page_and_keeps_the_current_one() {
+fn a_request_that_does_not_fit_takes_a_page_of_its_size_as_the_jits_arena_does() {
+    const DESCRIPTOR: usize = 3 * std::mem::size_of::<usize>();
     let arena = Arena::new(&Config::new(&["A"])).unwrap();
     let small = arena.alloc_bytes(100, Kind(0)).unwrap().as_ptr() as usize;
-    let big = arena.alloc_bytes(10 << 20, Kind(0)).unwrap();
+    let big = arena.alloc_bytes(10 << 20, Kind(0)).unwrap().as_ptr() as usize;
     let next = arena.alloc_bytes(100, Kind(0)).unwrap().as_ptr() as usize;
-    // Blocks are taken from the top of the page down.
+    // Blocks are bumped upward from just past the page's descriptor; the large request opens
+    // a page of the descriptor plus its size, rounded up to 64 KiB, and the blocks after it
+    // go on in that page's tail (the first page's is abandoned).
+    let rounded_100 = 100usize.next_multiple_of(std::mem::size_of::<usize>());
     assert_eq!(
         next,
-        small - 104,
-        "the small page goes on after a large request"
+        big + (10 << 20),
+        "the next block follows the large one"
+    );
+    assert_ne!(
+        small + rounded_100,
+        next,
+        "the first page's tail is abandoned"
     );
     let c = arena.snapshot().counters;
     assert_eq!(c.page_count, 2);
     assert_eq!(
         c.reserved_bytes,
-        65536 + (10 << 20),
-        "no abandoned page, no oversize page"
+        65536 + ((DESCRIPTOR + (10 << 20)) as u64).next_multiple_of(65536),
+        "a page of the descriptor plus the request, rounded up to the page size"
     );
-    assert!(big.as_ptr() as usize % 8 == 0);
+    assert_eq!(c.used_bytes, (2 * rounded_100 + (10 << 20)) as u64);
 }
 
 /// With the largest page (1 GiB) the bytes that the inline path counts in the packed counters
@@ -207,8 +216,8 @@ fn the_limit_fails_requests_and_is_reported_then_reset_clears_it() {
     assert!(!c.limit_hit && c.total_count() == 0 && arena.failure().is_none());
     assert_eq!(
         (c.page_count, c.reserved_bytes),
-        (1, 4096),
-        "reset keeps one page"
+        (0, 0),
+        "reset gives every page back, as a new arena holds none"
     );
     arena.alloc_bytes(1000, Kind(0)).unwrap();
 }

@@ -35,8 +35,10 @@ fn c_paths_count_exactly_as_a_model_with_kinds_out_of_range() {
 #[test]
 fn the_inline_path_fits_exactly_what_the_window_holds_at_any_address() {
     // The header's inline path alone, against a head the program makes up (it defines the
-    // out-of-line entry points itself): every cursor from 0 to the top of the address space,
-    // sizes around the bytes left, the cursor's value and SIZE_MAX, and on_failure() on a miss.
+    // out-of-line entry points itself): windows from no page (cursor and limit 0) up to the
+    // highest end a page may have, sizes around the bytes left, the cursor's value, SIZE_MAX -
+    // cursor and SIZE_MAX, unseen by the compiler and literal (the constant test), through
+    // every inline entry point, and on_failure() on a miss.
     let exe = native::link_program(
         "inline_edges",
         &["tests/c/inline_edges.c"],
@@ -111,4 +113,28 @@ fn the_method_initializer_works_from_c99_and_cpp11() {
         let out = run(&exe, &[log.to_str().unwrap()]);
         assert!(out.contains("method_init: all passed"), "{name}: {out}");
     }
+}
+
+#[test]
+fn blocks_lie_where_the_jits_own_arena_puts_them() {
+    // A plain arena written from the .NET JIT's allocator rules and jitarena over the same
+    // streams and the same host pages (tests/c/layout_identity.c): every block at the JIT's page
+    // and offset, the same page sizes asked for in the same order, the JIT's descriptor words in
+    // live pages, every page back at destroy and reset. Built for the target under test: run with
+    // `--target i686-unknown-linux-gnu` (as .ci/run does) for the 32-bit layout.
+    let exe = native::build_program_with(
+        "layout_identity",
+        &["tests/c/layout_identity.c"],
+        false,
+        &["-pedantic"],
+    );
+    let out = run(&exe, &[]);
+    let checks = out
+        .lines()
+        .find_map(|line| {
+            let rest = line.strip_prefix("layout_identity: ")?;
+            rest.strip_suffix(" checks, 0 failed")?.parse::<u64>().ok()
+        })
+        .unwrap_or(0);
+    assert!(out.contains("checks, 0 failed") && checks > 0, "{out}");
 }

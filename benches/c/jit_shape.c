@@ -1,5 +1,5 @@
 /* The whole cost of jitarena in the .NET JIT's shape, against a plain arena written from the
- * public description of the JIT's own (round to 8, bump, compare, 64 KiB pages from the host;
+ * public description of the JIT's own (round, bump, compare, 64 KiB pages from the host;
  * no counting, no phases). One program, two builds: -DPLAIN_ARENA for the plain arena, without
  * for jitarena as docs/adopting.md puts it into the JIT. Both builds have the JIT's objects as
  * far as the arena goes: a Compiler object pointing at its ArenaAllocator object (the JIT's
@@ -88,49 +88,65 @@ static __attribute__((noinline)) void host_free_page(void* host, void* page, siz
 
 #ifdef PLAIN_ARENA
 /* The JIT's own ArenaAllocator, from its public description: its bump pointers (as integers
- * here, so that the first bump from none is defined C) and page list in the object itself. */
+ * here, so that the first bump from none is defined C) and page list in the object itself; a
+ * page starts with its descriptor of three pointer-sized words. */
 typedef struct page {
-    struct page* prev;
-    size_t size;
+    struct page* next;
+    size_t bytes;
+    size_t used;
 } page;
 typedef struct arena_allocator {
     uintptr_t next;
     uintptr_t last;
-    page* pages;
+    page* first;
+    page* current;
 } arena_allocator;
+/* The JIT's allocateNewPage: the descriptor plus the request, rounded up to 64 KiB; the old
+ * page's bytes used noted in its descriptor, the new page appended to the list. */
 static __attribute__((noinline)) void* plain_new_page(arena_allocator* a, size_t size) {
-    size_t want = size + sizeof(page) > PAGE ? (size + sizeof(page) + PAGE - 1) / PAGE * PAGE : PAGE;
-    page* p = (page*)host_alloc_page(NULL, want);
+    size_t want = (size + sizeof(page) + PAGE - 1) / PAGE * PAGE;
+    page* p;
+    if (a->current != NULL) {
+        a->next -= size;
+        a->current->used = a->next - (uintptr_t)(a->current + 1);
+    }
+    p = (page*)host_alloc_page(NULL, want);
     if (p == NULL) abort();
-    p->prev = a->pages;
-    p->size = want;
-    a->pages = p;
+    p->next = NULL;
+    p->bytes = want;
+    p->used = 0;
+    if (a->current != NULL) {
+        a->current->next = p;
+    } else {
+        a->first = p;
+    }
+    a->current = p;
     a->next = (uintptr_t)(p + 1) + size;
     a->last = (uintptr_t)p + want;
     return p + 1;
 }
-/* As the JIT's allocateMemory: round the size up to 8, bump, then compare the bumped pointer
- * with the page's end (a new page past it). */
+/* As the JIT's allocateMemory: round the size up to the pointer size, bump, then compare the
+ * bumped pointer with the page's end (a new page past it). */
 static inline void* plain_alloc(arena_allocator* a, size_t size) {
     uintptr_t block = a->next;
-    size = (size + 7) & ~(size_t)7;
+    size = (size + sizeof(void*) - 1) & ~(sizeof(void*) - 1);
     a->next = block + size;
     if (a->next > a->last) return plain_new_page(a, size);
     return (void*)block;
 }
 static __attribute__((noinline)) void arena_destroy(arena_allocator* a) {
-    page* p = a->pages;
+    page* p = a->first;
     while (p != NULL) {
-        page* prev = p->prev;
-        host_free_page(NULL, p, p->size);
-        p = prev;
+        page* next = p->next;
+        host_free_page(NULL, p, p->bytes);
+        p = next;
     }
-    a->pages = NULL;
+    a->first = a->current = NULL;
     a->next = a->last = 0;
 }
 static int arena_initialize(arena_allocator* a) {
     a->next = a->last = 0;
-    a->pages = NULL;
+    a->first = a->current = NULL;
     return 1;
 }
 /* Between methods on one arena: the JIT has no reset; its pages go back. */

@@ -261,11 +261,11 @@ struct EEMissingData
     throw JitError{CORJIT_IMPLLIMITATION, what};
 }
 
-// The bytes an allocation of `size` takes in the arena (rounded up to 8, as the JIT's
-// allocateMemory rounds): what the phases count.
+// The bytes an allocation of `size` takes in the arena (rounded up to the pointer size, as the
+// JIT's allocateMemory rounds): what the phases count.
 constexpr uint64_t roundUp(size_t size)
 {
-    return (size + 7u) & ~uint64_t(7);
+    return (size + sizeof(void*) - 1) & ~uint64_t(sizeof(void*) - 1);
 }
 
 // ---- The compiler object ------------------------------------------------------------------

@@ -27,7 +27,7 @@ impl Rng {
 }
 
 /// What the arena must report: per kind bucket (the last is the invalid bucket), per phase
-/// (the last is "no phase": bytes used, each request rounded up to 8, or bytes requested with
+/// (the last is "no phase": bytes used, each request rounded up to the pointer size, or bytes requested with
 /// kinds by phase on), per (phase, kind)
 /// (bytes requested).
 struct Model {

@@ -18,7 +18,7 @@
 //! let stats = arena.snapshot();
 //! assert_eq!(stats.kind_bytes("ASTNode"), Some(48));
 //! assert_eq!(stats.kind_bytes("LSRA"), Some(12)); // bytes requested
-//! assert_eq!(stats.counters.phase_bytes[1], 16); // bytes used: rounded up to 8
+//! assert_eq!(stats.counters.phase_bytes[1], 16); // bytes used: rounded up to the pointer size
 //! arena.reset(); // the next method: empty again, counters zeroed
 //! assert_eq!(arena.snapshot().counters.total_bytes(), 0);
 //! # Ok::<(), jitarena::Error>(())
@@ -235,23 +235,24 @@ impl Arena {
         unsafe { &mut *self.raw.as_ptr() }
     }
 
-    /// Allocates `size` bytes of `kind`, aligned to 8, uninitialised; the same fast path as the
+    /// Allocates `size` bytes of `kind`, aligned to the pointer size, uninitialised; the same fast path as the
     /// C header's `jitarena_alloc`.
     #[inline]
     pub fn alloc_bytes(&self, size: usize, kind: Kind) -> Result<NonNull<u8>, Error> {
         let raw = self.raw_mut();
         let head = &mut raw.head;
-        // The header's test: the cursor less the rounded size, as the cursor plus its negation,
-        // which carries exactly when the size is neither 0 nor more than the cursor.
-        let negated = 0usize.wrapping_sub(size) & !7;
-        let (block, below_cursor) = head.cursor.overflowing_add(negated);
-        if below_cursor && block >= head.limit {
-            head.cursor = block;
+        // The header's test for a size not known at compile time: the rounded size less one
+        // against the bytes left (size 0, whose rounded size less one is usize::MAX, never
+        // fits), then the cursor moved up past the block.
+        let block = head.cursor;
+        let rounded_less_one = size.wrapping_sub(1) | (ALIGN - 1);
+        if rounded_less_one < head.limit.wrapping_sub(block) {
+            head.cursor = block + rounded_less_one + 1;
             let slot = kind.0.min(JITARENA_MAX_KINDS) as usize;
             // Within the window, so at most a page: it stays below the count's 2^31.
             head.kind_packed[slot] = head.kind_packed[slot].wrapping_add(PACKED_ONE + size as u64);
-            // SAFETY: `block` lies in the current page (at or above `limit`, its start), so it
-            // is not 0; the page's address was exposed when the page was obtained.
+            // SAFETY: `block` lies in the current page (the window below `limit`, its end, is
+            // not empty), so it is not 0; the page's address was exposed when it was obtained.
             return Ok(unsafe {
                 NonNull::new_unchecked(std::ptr::with_exposed_provenance_mut(block))
             });
@@ -261,7 +262,8 @@ impl Arena {
         Ok(unsafe { NonNull::new_unchecked(p) })
     }
 
-    /// Moves `value` into the arena. Alignments above 8 are honoured by over-allocating.
+    /// Moves `value` into the arena. Alignments above the pointer size are honoured by
+    /// over-allocating.
     // Each call returns fresh memory, so `&mut` results never alias (as in bumpalo).
     #[allow(clippy::mut_from_ref)]
     pub fn alloc<T>(&self, kind: Kind, value: T) -> Result<&mut T, Error> {
@@ -304,8 +306,8 @@ impl Arena {
         // Computed from the address rather than with `align_offset`, which may give up.
         let addr = p.as_ptr().addr();
         let offset = addr.next_multiple_of(layout.align()) - addr;
-        // SAFETY: `addr` is a multiple of 8 and the alignment a larger power of two, so
-        // `offset <= align - 8`: the padding, within the block of `padded` bytes.
+        // SAFETY: `addr` is a multiple of ALIGN and the alignment a larger power of two, so
+        // `offset <= align - ALIGN`: the padding, within the block of `padded` bytes.
         Ok(unsafe { NonNull::new_unchecked(p.as_ptr().add(offset)) })
     }
 
@@ -334,7 +336,7 @@ impl Arena {
         let head = &mut raw.head;
         if head.mark_next < head.mark_limit {
             let at = crate::arena_core::raw::marks_written(head);
-            let used = head.used_bias.wrapping_sub(head.cursor);
+            let used = head.cursor.wrapping_sub(head.used_bias);
             if let Some(m) = head.marks.get_mut(at) {
                 *m = crate::sys::jitarena_mark { used, phase, op };
                 head.mark_next += std::mem::size_of::<crate::sys::jitarena_mark>();

@@ -1,8 +1,12 @@
 //! The arena core behind both the C ABI and the safe Rust API: pages, the slow path, limits,
-//! phases and the readers. The fast path lives in `include/jitarena.h` (and its Rust twin in
-//! `Arena::alloc_bytes`); both move `head.cursor` down by the rounded size, from the top of the
-//! current page's window to its bottom (`head.limit`), add to the packed counter of the kind's
-//! slot (see [`super::kinds`]), and call [`RawArena::alloc_slow`] for everything else. The
+//! phases and the readers. Pages and blocks are laid out as the .NET JIT's own arena lays them
+//! out (`ArenaAllocatorT`): a page starts with a descriptor of three pointer-sized words, blocks
+//! are bumped upward from just past it, and a request that does not fit takes a new page of the
+//! descriptor plus its size, rounded up to the page size, at whose first block it lies. The fast
+//! path lives in `include/jitarena.h` (and its Rust twin in `Arena::alloc_bytes`); both move
+//! `head.cursor` up by the rounded size, towards the page's end (`head.limit`), add to the
+//! packed counter of the kind's slot (see [`super::kinds`]), and call [`RawArena::alloc_slow`]
+//! for everything else. The
 //! inline phase marks write the bytes used into the head's marks, read here
 //! ([`RawArena::settle`]) into bytes used per phase ([`super::phases`]); bytes per (phase, kind)
 //! are differences of the kind slots, taken at every mark of an arena that records them.
@@ -25,8 +29,8 @@ use crate::message::{message, Hex};
 use crate::shared::Shared;
 use crate::sites::MethodSites;
 use crate::sys::{
-    jitarena_event, jitarena_head, jitarena_mark, JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE,
-    JITARENA_MARKS, JITARENA_MAX_KINDS,
+    jitarena_event, jitarena_head, jitarena_mark, jitarena_page, JITARENA_CONSTANT_SIZE_MAX,
+    JITARENA_EVENT_ALLOC, JITARENA_EVENT_PHASE, JITARENA_MARKS, JITARENA_MAX_KINDS,
 };
 use crate::trace_buffer::TraceBuffer;
 
@@ -48,9 +52,15 @@ pub(crate) fn marks_written(head: &mut jitarena_head) -> usize {
 
 /// Largest request served: half the address space, so that no size arithmetic can wrap.
 pub(crate) const MAX_REQUEST: usize = isize::MAX as usize / 2;
-/// Alignment of every allocation (and of the built-in allocator's pages: 16).
-pub(crate) const ALIGN: usize = 8;
+/// What every request is rounded up to and every block aligned to: the pointer size, as the
+/// .NET JIT's arena rounds (the header's `JITARENA_ALIGN`). The built-in pages are aligned to 16.
+pub(crate) const ALIGN: usize = std::mem::size_of::<usize>();
 const PAGE_ALIGN: usize = 16;
+/// The descriptor at every page's start (the header's `jitarena_page`), before its first block.
+pub(crate) const DESCRIPTOR: usize = std::mem::size_of::<jitarena_page>();
+/// How far below the end of the address space a page must end: the inline path bumps the
+/// cursor by a constant size of up to this without testing for a wrap.
+const END_ROOM: usize = JITARENA_CONSTANT_SIZE_MAX as usize;
 /// Most bytes of free pages an arena keeps across resets (built-in pager; the .NET runtime's
 /// host caches up to 16 MiB of slabs).
 const SPARE_BYTES: usize = 16 << 20;
@@ -104,20 +114,17 @@ pub(crate) struct RawArena {
     /// The JIT's build id, from the config.
     pub(crate) build: Option<String>,
     page_size: usize,
-    /// Requests above this that do not fit the current page get a page of their own, so a
-    /// large request never abandons the rest of the current page.
-    large_threshold: usize,
     limit_bytes: u64,
     pager: Pager,
     pages: Vec<Page>,
-    /// Free normal pages kept for reuse across resets (built-in pager only), as the .NET
-    /// runtime's host caches slabs: not counted as reserved, returned at drop.
+    /// Free pages of the page size kept for reuse across methods (built-in pager only), as the
+    /// .NET runtime's host caches slabs: not counted as reserved, returned at drop.
     spare: Vec<Page>,
-    /// Top of the current page's window (where `head.cursor` started, moving down).
-    window_top: usize,
-    /// Start of the current page, where `head.limit` stands (but while recording a trace).
-    page_start: usize,
-    /// Rounded bytes handed out before the current window (closed windows, large pages).
+    /// The current page's first block, just past its descriptor (where `head.cursor` started).
+    window_start: usize,
+    /// The current page's end, where `head.limit` stands (but while recording a trace).
+    page_end: usize,
+    /// Rounded bytes handed out in the pages before the current one.
     used_closed: u64,
     reserved: u64,
     largest: u64,
@@ -174,13 +181,12 @@ impl RawArena {
             kinds: KindTotals::new(setup.schema.kinds.len()),
             schema: setup.schema,
             page_size: setup.page_size,
-            large_threshold: setup.page_size / 4,
             limit_bytes: setup.limit_bytes,
             pager: setup.pager,
             pages: Vec::new(),
             spare: Vec::new(),
-            window_top: 0,
-            page_start: 0,
+            window_start: 0,
+            page_end: 0,
             used_closed: 0,
             reserved: 0,
             largest: 0,
@@ -226,8 +232,9 @@ impl RawArena {
         self.fail(ErrorCode::Internal, message);
     }
 
-    /// Everything the fast path does not: size 0, requests that do not fit the current page,
-    /// large requests, the first page. Counts the request on success.
+    /// Everything the fast path does not: size 0 (a block of `ALIGN` bytes), requests that do
+    /// not fit the current page, the first page, every request while recording a trace.
+    /// Counts the request on success.
     #[cold]
     #[inline(never)]
     pub(crate) fn alloc_slow(
@@ -248,10 +255,11 @@ impl RawArena {
                 ),
             ));
         }
-        let rounded = size.max(1).next_multiple_of(ALIGN);
+        // No overflow: size <= MAX_REQUEST.
+        let rounded = (size.max(1) + (ALIGN - 1)) & !(ALIGN - 1);
         // At most a new window and this request reach the kind counters' packed bytes.
         let room = (self.page_size + rounded) as u64;
-        let open = (self.head.cursor - self.head.limit) as u64;
+        let open = self.head.limit.saturating_sub(self.head.cursor) as u64;
         if self
             .kinds
             .make_room(&mut self.head.kind_packed, room, open)
@@ -262,25 +270,17 @@ impl RawArena {
                 "no memory for the kind counters' 64-bit totals",
             ));
         }
-        let free = self.head.cursor - self.page_start;
-        let ptr = if rounded > self.large_threshold && free < rounded {
-            let base = self.obtain(rounded)?;
-            self.used_closed += rounded as u64;
-            self.rebias();
-            base
+        let at = if self.page_end.saturating_sub(self.head.cursor) >= rounded {
+            self.head.cursor
         } else {
-            if free < rounded {
-                self.new_window()?;
-            }
-            let at = self.head.cursor - rounded;
-            self.head.cursor = at;
-            self.head.limit = self.window_limit();
-            // The inline path relies on it: a page never starts at 0.
-            debug_assert!(self.head.limit != 0);
-            self.kinds.window_opened(self.head.cursor - self.head.limit);
-            // The window's page was exposed when it was obtained: the cursor is an address in it.
-            ptr::with_exposed_provenance_mut(at)
+            self.new_page(rounded)?
         };
+        self.head.cursor = at + rounded;
+        self.head.limit = self.window_limit();
+        self.kinds
+            .window_opened(self.head.limit.saturating_sub(self.head.cursor));
+        // The page was exposed when it was obtained: the block is an address in it.
+        let ptr = ptr::with_exposed_provenance_mut(at);
         if let Some(events) = &mut self.trace {
             let event = jitarena_event {
                 op: JITARENA_EVENT_ALLOC,
@@ -307,33 +307,44 @@ impl RawArena {
         Ok(ptr)
     }
 
-    /// Where the inline window's bottom lies: the start of the page; at the cursor (empty)
-    /// while recording a trace.
+    /// Where the inline window ends: the page's end; at the cursor (empty) while recording a
+    /// trace.
     fn window_limit(&self) -> usize {
         if self.trace.is_some() {
             self.head.cursor
         } else {
-            self.page_start
+            self.page_end
         }
     }
 
-    /// Obtains a normal page and makes it the bump window; the rest of the old one is abandoned.
-    fn new_window(&mut self) -> Result<(), Error> {
+    /// The .NET JIT's `allocateNewPage`: a page of the descriptor plus `rounded`, rounded up to
+    /// the page size, becomes the current page, and the old one's tail is abandoned. Returns
+    /// the new page's first block, where the request lies. The descriptor's bytes are left as
+    /// the pager gave them: the arena keeps its page list apart and touches no page.
+    fn new_page(&mut self, rounded: usize) -> Result<usize, Error> {
+        // A page of the page size unless the request needs more (no division then). `rounded`
+        // is at most MAX_REQUEST, a quarter of the address space, and the page size at most
+        // 1 GiB and never 0 (checked with the config): the refusal below never happens.
+        let wanted = DESCRIPTOR + rounded;
+        let bytes = match wanted <= self.page_size {
+            true => self.page_size,
+            false => match wanted.checked_next_multiple_of(self.page_size) {
+                Some(bytes) => bytes,
+                None => return Err(self.fail(ErrorCode::SizeOverflow, "a page too large to name")),
+            },
+        };
         // Exposed: the cursor (an integer, shared with C) is turned back into pointers into it.
-        let base = self.obtain(self.page_size)?.expose_provenance();
-        self.used_closed += (self.window_top - self.head.cursor) as u64;
-        // A multiple of 8, as every block below it: the page starts on one, and page sizes are
-        // multiples of 8 (checked with the config).
-        let top = base + self.page_size;
-        debug_assert!(top % ALIGN == 0);
-        self.page_start = base;
-        self.window_top = top;
-        self.head.cursor = top;
+        let base = self.obtain(bytes)?.expose_provenance();
+        self.used_closed += (self.head.cursor - self.window_start) as u64;
+        self.window_start = base + DESCRIPTOR;
+        self.page_end = base + bytes;
+        self.head.cursor = self.window_start;
         self.rebias();
-        Ok(())
+        Ok(self.window_start)
     }
 
-    /// Obtains `size` bytes (a multiple of 8) from the page allocator, within the limit.
+    /// Obtains a page of `size` bytes (a multiple of the page size) from the page allocator,
+    /// within the limit.
     fn obtain(&mut self, size: usize) -> Result<*mut u8, Error> {
         if self.limit_bytes != 0 && self.reserved + size as u64 > self.limit_bytes {
             return Err(self.fail(
@@ -379,7 +390,7 @@ impl RawArena {
                 ),
             ));
         }
-        if base.addr().checked_add(size).is_none() {
+        if base.addr().checked_add(size + END_ROOM).is_none() {
             self.release(Page { base, size });
             return Err(self.fail(
                 ErrorCode::Config,
@@ -388,7 +399,9 @@ impl RawArena {
                     Hex(base.addr()),
                     ", whose ",
                     size,
-                    " bytes would reach the end of the address space"
+                    " bytes would end within ",
+                    END_ROOM,
+                    " bytes of the end of the address space"
                 ),
             ));
         }
@@ -416,14 +429,10 @@ impl RawArena {
         }
     }
 
-    /// Empties the arena for the next method, keeping the current normal page.
+    /// Empties the arena for the next method, as a new arena: every page given back.
     #[inline(never)]
     pub(crate) fn reset(&mut self) {
-        if self.pages.is_empty() {
-            self.forget_window();
-        } else {
-            self.keep_current_page_only();
-        }
+        self.give_back_pages();
         self.kinds.clear(&mut self.head.kind_packed);
         // The marks nobody read are the method's: dropped with it.
         self.head.mark_next = marks_start(&mut self.head);
@@ -444,21 +453,15 @@ impl RawArena {
         self.trace_mark = (0, self.schema.phases.len());
     }
 
-    /// [`RawArena::reset`]'s pages: every page but the current normal one goes to the spares
-    /// (the built-in pager's normal pages, while they hold under `SPARE_BYTES`) or back to the
-    /// pager, and the window is left empty on the kept page, so that the next method's first
-    /// request takes the slow path, as in a new arena (a method's counters, `largest` among
-    /// them, then do not depend on what the arena served before). Out of line: a reset of an
-    /// arena with no page saves its registers.
-    #[inline(never)]
-    fn keep_current_page_only(&mut self) {
-        let current = self.page_start;
-        let mut kept = None;
-        while let Some(page) = self.pages.pop() {
-            if kept.is_none() && current != 0 && page.base.addr() == current {
-                kept = Some(page);
-                continue;
-            }
+    /// Every page goes to the spares (the built-in pager's pages of the page size, while they
+    /// hold under `SPARE_BYTES`) or back to the pager, and the window is left empty with no
+    /// page, so that the next method obtains its pages as a new arena's would (its counters,
+    /// `largest` among them, then do not depend on what the arena served before).
+    fn give_back_pages(&mut self) {
+        // In the order they were obtained, as the JIT's arena walks its page list: a host's
+        // allocator then sees the frees a JIT's would.
+        let mut pages = std::mem::take(&mut self.pages);
+        for page in pages.drain(..) {
             let cacheable = matches!(self.pager, Pager::Builtin) && page.size == self.page_size;
             if cacheable && (self.spare.len() + 1) * self.page_size <= SPARE_BYTES {
                 if let Err(page) = fallible::push(&mut self.spare, page) {
@@ -468,39 +471,23 @@ impl RawArena {
                 self.release(page);
             }
         }
-        // Listed again within the list's room (it held this page a moment ago); were there
-        // none, the page would be given back and the window emptied, as with no page.
-        let kept = kept.map(|page| {
-            let size = page.size;
-            fallible::push_within(&mut self.pages, page).map(|()| size)
-        });
-        match kept {
-            Some(Ok(size)) => {
-                self.reserved = size as u64;
-                self.head.cursor = self.window_top;
-                self.head.limit = self.window_top;
-            }
-            Some(Err(page)) => {
-                self.release(page);
-                self.forget_window();
-            }
-            None => self.forget_window(),
-        }
+        self.pages = pages; // empty, its room kept
+        self.forget_window();
     }
 
     /// No page and no window: the state of a new arena.
     fn forget_window(&mut self) {
         self.reserved = 0;
-        self.window_top = 0;
-        self.page_start = 0;
+        self.window_start = 0;
+        self.page_end = 0;
         self.head.cursor = 0;
         self.head.limit = 0;
     }
 
-    /// Keeps `head.used_bias` such that it less the cursor is the bytes used (modulo the
+    /// Keeps `head.used_bias` such that the cursor less it is the bytes used (modulo the
     /// address space, which the bytes used of one arena never pass).
     fn rebias(&mut self) {
-        self.head.used_bias = (self.used_closed as usize).wrapping_add(self.window_top);
+        self.head.used_bias = self.window_start.wrapping_sub(self.used_closed as usize);
     }
 
     /// Reads the phase marks the inline path left in the head, in order.
@@ -674,7 +661,7 @@ impl RawArena {
 
     /// Rounded bytes handed out.
     pub(crate) fn used_bytes(&self) -> u64 {
-        self.used_closed + (self.window_top - self.head.cursor) as u64
+        self.used_closed + (self.head.cursor - self.window_start) as u64
     }
 
     /// Page bytes held.
@@ -786,12 +773,6 @@ impl RawArena {
             self.listed = false;
         }
         self.keep_one_page();
-        self.window_top = 0;
-        self.page_start = 0;
-        self.head.cursor = 0;
-        self.head.limit = 0;
-        self.reserved = 0;
-        self.rebias();
         // A long method's events are not held while the arena waits.
         if let Some(events) = &mut self.trace {
             events.release();

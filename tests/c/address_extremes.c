@@ -1,10 +1,12 @@
 /* The inline paths and the slow path at the edges of the address space and of the window: a
  * host page allocator that hands out address ranges it never backs (the library never touches
  * a page; only this program's checks read the blocks' addresses) from just above 0 up, across
- * the middle of the address space, and from its very top down; page sizes from 4 KiB (and one
- * that is not a multiple of 16) to 1 GiB; sizes of 0, 1 to 8, a page's exact bytes left and one
- * more, a quarter page either side, and sizes near SIZE_MAX. Every block must be 8-aligned,
- * inside a live page and disjoint from every other block of the method; every reader must
+ * the middle of the address space, and down from the highest end a page may have (
+ * JITARENA_CONSTANT_SIZE_MAX below the top); page sizes from 4 KiB (and one that is not a
+ * multiple of 16) to 1 GiB; sizes of 0, 1 to 8, a page's exact bytes left and one more, a
+ * quarter page either side, sizes near SIZE_MAX, and sizes known at compile time. Every block
+ * must be aligned to the pointer size, inside a live page past its descriptor and disjoint from
+ * every other block of the method; every reader must
  * agree with a model (kinds, counts, the invalid bucket, bytes used, phases); every page must
  * go back. Methods of 1 GiB pages hand out more than 2^31 bytes, so the packed counters drain.
  *
@@ -63,7 +65,7 @@ static void* host_alloc(void* host, size_t size) {
         next = base - 8 * (uintptr_t)below(3);
     } else {
         base = next;
-        if (base + size < base || base + size + 64 < base) return NULL;
+        if (base + size < base || base + size + JITARENA_CONSTANT_SIZE_MAX + 64 < base) return NULL;
         next = ((base + size + 7) & ~(uintptr_t)7) + 8 * (uintptr_t)below(3);
     }
     pages[page_count].base = base;
@@ -139,7 +141,7 @@ static size_t request_size(jitarena* a, size_t page) {
     static const size_t huge[] = {SIZE_MAX, SIZE_MAX - 7, SIZE_MAX - 8, SIZE_MAX / 2 + 1,
                                   SIZE_MAX / 2, SIZE_MAX / 4 + 1, SIZE_MAX / 4 + 8};
     const jitarena_head* head = (const jitarena_head*)a;
-    size_t left = (size_t)(head->cursor - head->limit);
+    size_t left = (size_t)(head->limit - head->cursor);
     switch (below(24)) {
     case 0: return 0;
     case 1: return page / 4 - 16 + (size_t)below(33);
@@ -151,6 +153,7 @@ static size_t request_size(jitarena* a, size_t page) {
     case 7: return left > 7 ? left - 7 : 1;
     case 8: return (size_t)below(page);
     case 9: return 1 + (size_t)below(8);
+    case 10: return below(2) ? 24 : 8;
     default: return 1 + (size_t)below(200);
     }
 }
@@ -159,11 +162,15 @@ static void allocate(jitarena* a, unsigned seed, size_t page, int kinds_by_phase
     size_t size = request_size(a, page);
     uint32_t kind = (uint32_t)(below(10) == 0 ? 8 + below(300) : below(8));
     unsigned slot = kind < 8 ? kind : 8;
-    uintptr_t at, rounded = size == 0 ? 8 : ((size + 7) & ~(size_t)7);
+    const uintptr_t align = JITARENA_ALIGN;
+    uintptr_t at, rounded = size == 0 ? align : ((size + align - 1) & ~(align - 1));
     void* p;
     int i, in_page = 0;
     refused = 0;
-    switch (below(3)) {
+    switch (size == 24 || size == 8 ? below(4) : below(3)) {
+    case 3: /* sizes known at compile time: the header's shortest test */
+        p = size == 24 ? jitarena_alloc(a, 24, kind) : jitarena_alloc_slot(a, 8, jitarena_kind_slot_of(kind));
+        break;
     case 0: p = jitarena_alloc(a, size, kind); break;
     case 1: p = jitarena_alloc_slot(a, size, jitarena_kind_slot_of(kind)); break;
     default: p = jitarena_alloc_slot_at(a, size, jitarena_kind_slot_of(kind), (const void*)0); break;
@@ -181,9 +188,10 @@ static void allocate(jitarena* a, unsigned seed, size_t page, int kinds_by_phase
           jitarena_last_error_message());
     if (p == NULL) return;
     at = (uintptr_t)p;
-    CHECK(at % 8 == 0, "block %#llx is not aligned", (unsigned long long)at);
+    CHECK(at % align == 0, "block %#llx is not aligned", (unsigned long long)at);
     for (i = page_count - 1; i >= 0 && !in_page; i--) {
-        in_page = pages[i].live && at >= pages[i].base && at - pages[i].base + rounded <= pages[i].size;
+        in_page = pages[i].live && at >= pages[i].base + sizeof(jitarena_page) &&
+                  at - pages[i].base + rounded <= pages[i].size;
     }
     CHECK(in_page, "block %#llx of %llu bytes lies in no page", (unsigned long long)at,
           (unsigned long long)size);
@@ -212,7 +220,7 @@ static void run(unsigned seed, long operations, int kinds_by_phase) {
     switch (below(4)) {
     case 0: next = 8; downwards = 0; break;
     case 1: next = ((uintptr_t)1 << (BITS - 1)) - 3 * (uintptr_t)page; downwards = 0; break;
-    case 2: next = UINTPTR_MAX - 7; downwards = 1; break;
+    case 2: next = UINTPTR_MAX - JITARENA_CONSTANT_SIZE_MAX; downwards = 1; break;
     default: next = (uintptr_t)1 << (BITS - 2); downwards = 1; break;
     }
     jitarena_config_init(&config);

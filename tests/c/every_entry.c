@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
     if (jitarena_alloc_slot_or(a, 8, 0, (jitarena_on_failure)NULL) == NULL) return 1;
     {
         jitarena_head* head = (jitarena_head*)a;
-        uintptr_t below = jitarena_below(head->cursor, 8);
-        if (jitarena_fits(head, head->cursor, below) && jitarena_take(head, below, 8, 0) == NULL) return 1;
+        uintptr_t cursor = head->cursor, next;
+        if (jitarena_fits(head, cursor, 8, &next) && jitarena_take(head, cursor, next, 8, 0) == NULL) return 1;
     }
     if (jitarena_alloc_slot_at(a, 8, 0, JITARENA_CALLER_SITE()) == NULL) return 1;
     if (jitarena_alloc_slow_at(a, 16, 1, (const void*)0) == NULL) return 1;

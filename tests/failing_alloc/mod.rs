@@ -139,7 +139,7 @@ pub unsafe fn jitarena_set_phase(arena: *mut jitarena::sys::jitarena, phase: u32
         let at = head.mark_next.wrapping_sub(start) / size;
         if let Some(m) = head.marks.get_mut(at) {
             *m = jitarena_mark {
-                used: head.used_bias.wrapping_sub(head.cursor),
+                used: head.cursor.wrapping_sub(head.used_bias),
                 phase,
                 op: JITARENA_MARK_SWITCH,
             };
