@@ -6,6 +6,14 @@
 
 use jitarena::{Arena, Config, ErrorCode, Kind, Phase};
 
+/// What every request is rounded up to and every block aligned to: the pointer size.
+const ALIGN: u64 = std::mem::size_of::<usize>() as u64;
+
+/// The bytes a request takes: its size rounded up to the pointer size (size 0 as 1).
+fn rounded(size: u64) -> u64 {
+    size.max(1).next_multiple_of(ALIGN)
+}
+
 /// SplitMix64: a small deterministic generator, so failures reproduce from the seed.
 struct Rng(u64);
 impl Rng {
@@ -66,7 +74,7 @@ fn random_sequences_are_aligned_disjoint_and_counted_exactly() {
             };
             let p = arena.alloc_bytes(size, Kind(kind)).unwrap().as_ptr();
             assert_eq!(
-                p as usize % 8,
+                p as usize % ALIGN as usize,
                 0,
                 "seed {seed}: allocation {i} of {size} bytes is misaligned"
             );
@@ -77,7 +85,7 @@ fn random_sequences_are_aligned_disjoint_and_counted_exactly() {
             let slot = (kind as usize).min(kind_count);
             want_bytes[slot] += size as u64;
             want_count[slot] += 1;
-            used += (size.max(1) as u64).next_multiple_of(8);
+            used += rounded(size as u64);
         }
         for (i, &(p, size, fill)) in blocks.iter().enumerate() {
             // SAFETY: every block is still live: nothing was reset.
@@ -173,7 +181,10 @@ fn zero_size_gives_distinct_blocks_and_huge_sizes_fail_cleanly() {
     let b = arena.alloc_bytes(0, Kind(0)).unwrap();
     assert_ne!(a, b);
     let c = arena.snapshot().counters;
-    assert_eq!((c.kind_count[0], c.kind_bytes[0], c.used_bytes), (2, 0, 16));
+    assert_eq!(
+        (c.kind_count[0], c.kind_bytes[0], c.used_bytes),
+        (2, 0, 2 * ALIGN)
+    );
     for huge in [
         usize::MAX,
         usize::MAX - 7,
@@ -234,7 +245,7 @@ fn reset_reuses_the_kept_page_and_frees_the_rest() {
     let first = arena.alloc_bytes(8, Kind(0)).unwrap();
     let c = arena.snapshot().counters;
     assert_eq!((c.page_count, c.used_bytes, c.total_count()), (1, 8, 1));
-    assert_eq!(first.as_ptr() as usize % 8, 0);
+    assert_eq!(first.as_ptr() as usize % ALIGN as usize, 0);
 }
 
 #[test]
@@ -273,8 +284,16 @@ fn phases_split_the_bytes_and_add_up_to_the_total() {
     arena.set_phase(Phase(77)); // out of range: no phase
     arena.alloc_bytes(2, Kind(0)).unwrap();
     let c = arena.snapshot().counters;
-    // Bytes used: each request rounded up to 8.
-    assert_eq!(c.phase_bytes, vec![104 + 8, 0, 32 + (1 << 20), 8 + 8]);
+    // Bytes used: each request rounded up to the pointer size.
+    assert_eq!(
+        c.phase_bytes,
+        vec![
+            rounded(100) + rounded(1),
+            0,
+            rounded(30) + (1 << 20),
+            rounded(5) + rounded(2)
+        ]
+    );
     assert_eq!(c.phase_bytes.iter().sum::<u64>(), c.used_bytes);
 }
 
@@ -304,13 +323,13 @@ fn phases_as_the_jit_runs_them_put_every_byte_in_the_innermost_running_phase() {
         arena.phase_begin(import);
         arena.alloc_bytes(100, Kind(0)).unwrap();
         arena.phase_end(import);
-        want[0] += 104;
+        want[0] += rounded(100);
         arena.phase_begin(inline);
         arena.alloc_bytes(16, Kind(0)).unwrap();
         arena.phase_begin(import); // the inlinee's importer
         arena.alloc_bytes(40 + round as usize, Kind(0)).unwrap();
         arena.phase_end(import);
-        want[0] += (40 + round).next_multiple_of(8);
+        want[0] += rounded(40 + round);
         arena.alloc_bytes(24, Kind(0)).unwrap();
         arena.phase_end(inline);
         want[1] += 16 + 24;
@@ -478,7 +497,7 @@ fn kinds_by_phase_sum_to_kind_and_phase_totals() {
                     arena.alloc_bytes(size, Kind(kind)).unwrap();
                     let bucket = (kind as usize).min(kind_count);
                     model[phase][bucket] += size as u64;
-                    used[phase] += size.max(1).next_multiple_of(8) as u64;
+                    used[phase] += rounded(size as u64);
                     counts[bucket] += 1;
                 }
             }

@@ -58,7 +58,9 @@ impl Model {
         self.count[k] += 1;
         self.phase[self.current] += match self.requested {
             true => size,
-            false => size.max(1).next_multiple_of(8),
+            false => size
+                .max(1)
+                .next_multiple_of(std::mem::size_of::<usize>() as u64),
         };
         self.phase_kind[self.current][k] += size;
     }

@@ -168,7 +168,7 @@ static void run(uint64_t seed) {
         bytes[b] += size;
         count[b] += 1;
         /* Phases count bytes used (rounded up to 8), or requested with kinds by phase on. */
-        phase_bytes[phase] += by_phase ? size : (size == 0 ? 8 : (size + 7) / 8 * 8);
+        phase_bytes[phase] += by_phase ? size : (size == 0 ? JITARENA_ALIGN : (size + JITARENA_ALIGN - 1) / JITARENA_ALIGN * JITARENA_ALIGN);
         phase_kind[phase][b] += size;
         if (i % 97 == 0) check_all(a, by_phase);
     }
