@@ -13,7 +13,7 @@ use crate::progress::Progress;
 use crate::text::thousands;
 use jitarena::error::{Error, ErrorCode};
 use jitarena::format::{self, io_error, Content};
-use jitarena::log::{LogReader, LogWriter, MethodCounts, MethodRecord};
+use jitarena::log::{FailedCompile, LogReader, LogWriter, MethodCounts, MethodRecord};
 
 use crate::union::SchemaUnion;
 
@@ -443,7 +443,7 @@ fn records_one_thread(
     let (mut n, mut copied) = (0, 0);
     let mut output = OutputSchema::new(schema);
     let mut seen = SeenContexts::default();
-    let mut builds = Builds::default();
+    let mut trailer = Trailer::default();
     let open = LogReader::open;
     let mut warnings = each_log(paths, progress, PASS_2, open, |path, reader, read| {
         output.next_file();
@@ -476,15 +476,13 @@ fn records_one_thread(
             n += 1;
             read.one();
         }
-        builds.take(reader);
+        trailer.take(reader);
         Ok(())
     })?;
     for note in &warnings {
         writer.write_cut_note(note).map_err(io)?;
     }
-    for build in &builds.0 {
-        writer.note_build(build).map_err(io)?;
-    }
+    trailer.write(&mut writer).map_err(io)?;
     writer
         .finish()
         .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
@@ -559,19 +557,40 @@ impl SeenContexts {
     }
 }
 
-/// The build ids of a merge's inputs, each once, in the order first named: the merged log
-/// names them all.
+/// What a merge's inputs hold besides records, which the merged log keeps after its records:
+/// the build ids, each once, in the order first named, and every failed compile noted, in
+/// order (a failed compile dropped would read as a method missing, or not at all).
 #[derive(Default)]
-pub(crate) struct Builds(pub(crate) Vec<String>);
+pub(crate) struct Trailer {
+    builds: Vec<String>,
+    failed: Vec<FailedCompile>,
+}
 
-impl Builds {
-    /// Takes the build ids `reader` met.
+impl Trailer {
+    /// Takes the build ids and failed compiles `reader` met (it has read its log through).
     pub(crate) fn take(&mut self, reader: &LogReader) {
         for b in reader.builds() {
-            if !self.0.contains(b) {
-                self.0.push(b.clone());
+            if !self.builds.contains(b) {
+                self.builds.push(b.clone());
             }
         }
+        self.failed.extend_from_slice(reader.failed_compiles());
+    }
+
+    /// Whether there is nothing to write.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.builds.is_empty() && self.failed.is_empty()
+    }
+
+    /// Writes the failed compiles' notes and the build frames.
+    pub(crate) fn write<W: Write>(&self, writer: &mut LogWriter<W>) -> std::io::Result<()> {
+        for f in &self.failed {
+            writer.note_failed(f.name.as_deref(), f.context, f.tier.as_deref())?;
+        }
+        for build in &self.builds {
+            writer.note_build(build)?;
+        }
+        Ok(())
     }
 }
 

@@ -82,3 +82,70 @@ fn failed_compiles_in_logs_are_counted_as_superpmi_counts_them() {
     let accepted = cli(&["memdiff", s(&base), s(&diff), "--allow-failing-compiles"]);
     assert_eq!(accepted.0, 0, "{}{}", accepted.1, accepted.2);
 }
+
+/// A log of the contexts in `range`, each of 1,000 bytes, but those in `failed`.
+fn shard(name: &str, range: std::ops::Range<i64>, failed: &[i64]) -> PathBuf {
+    let sch = schema(&["ASTNode"], &["Main"]);
+    let path = tmp(name);
+    let mut w = LogWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for c in range {
+        let method = format!("Ns.C:M{c}()");
+        if failed.contains(&c) {
+            w.note_failed(Some(&method), c, Some("FullOpts")).unwrap();
+        } else {
+            let n = counts(vec![(0, 1000, 10)], vec![(0, 1000)]);
+            w.write(&sch, Some(&method), c, Some("FullOpts"), &n)
+                .unwrap();
+        }
+    }
+    w.finish().unwrap();
+    path
+}
+
+/// The verdict's failures of `memdiff base diff...` as (rule, subject), and its exit code.
+fn verdict(base: &PathBuf, diff: &[&PathBuf], json: &str) -> (i32, Vec<(String, String)>) {
+    let json = tmp(json);
+    let mut args = vec!["memdiff", "--base", s(base)];
+    for d in diff {
+        args.extend(["--diff", s(d)]);
+    }
+    args.extend(["--json", s(&json)]);
+    let (code, out, err) = cli(&args);
+    assert!(code == 0 || code == 1, "{out}{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let failures = doc["verdict"]["failures"].as_array().unwrap();
+    let rules = failures
+        .iter()
+        .map(|f| {
+            let field = |k: &str| f[k].as_str().unwrap().to_string();
+            (field("rule"), field("subject"))
+        })
+        .collect();
+    (code, rules)
+}
+
+/// `merge` keeps failed-compile notes (as it keeps cut notes and build ids): a diff JIT's
+/// failed compile is a failing compile over its merged shards exactly as over the shards, never
+/// a method the merged log lacks.
+#[test]
+fn a_merge_keeps_the_failed_compiles_of_its_shards() {
+    let base = shard("merge_failed_base.jas", 0..20, &[]);
+    let first = shard("merge_failed_diff_a.jas", 0..10, &[4]);
+    let second = shard("merge_failed_diff_b.jas", 10..20, &[]);
+    let merged = tmp("merge_failed_diff.jas");
+    let _ = std::fs::remove_file(&merged);
+    let (code, out, err) = cli(&["merge", "-o", s(&merged), s(&first), s(&second)]);
+    assert_eq!(code, 0, "{out}{err}");
+    let over_shards = verdict(&base, &[&first, &second], "merge_failed_shards.json");
+    let over_merged = verdict(&base, &[&merged], "merge_failed_merged.json");
+    let failing = ("failing_compiles".to_string(), "diff".to_string());
+    assert!(over_shards.1.contains(&failing), "{over_shards:?}");
+    assert_eq!(
+        over_merged, over_shards,
+        "the merged log's verdict is the shards'"
+    );
+    let (code, out, err) = cli(&["dump", s(&merged), "--format", "jsonl"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.lines().count(), 19, "every record kept: {out}");
+}

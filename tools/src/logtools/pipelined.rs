@@ -7,7 +7,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
-use super::{changed_while_read, each_log, Builds, Merged, OutputSchema, SeenContexts};
+use super::{changed_while_read, each_log, Merged, OutputSchema, SeenContexts, Trailer};
 use super::{MERGE_BUFFER, PASS_2};
 use crate::output::{OutputFile, OutputWriter, WRITEBACK_EVERY};
 use crate::progress::Progress;
@@ -37,8 +37,8 @@ enum Job {
     Records(Vec<Decoded>),
     /// The inputs' warnings, after their last record: notes of logs cut short.
     CutNotes(Vec<String>),
-    /// The inputs' build ids, after their last record.
-    Builds(Vec<String>),
+    /// The inputs' build ids and failed compiles, after their last record.
+    Trailer(Trailer),
 }
 
 /// A record decoded, its counters laid out against the output's schema.
@@ -258,7 +258,7 @@ fn read_jobs(
     let (mut n, mut copied) = (0, 0);
     let mut output = OutputSchema::new(schema);
     let mut seen = SeenContexts::default();
-    let mut builds = Builds::default();
+    let mut trailer = Trailer::default();
     let open = LogReader::open;
     let warnings = each_log(paths, progress, PASS_2, open, |path, reader, read| {
         output.next_file();
@@ -314,7 +314,7 @@ fn read_jobs(
             n += 1;
             read.one();
         }
-        builds.take(reader);
+        trailer.take(reader);
         Ok(())
     })?;
     feed.copies(&mut batch)?;
@@ -323,9 +323,9 @@ fn read_jobs(
         let notes = Job::CutNotes(warnings.clone());
         feed.send.send(notes).map_err(|_| Halt::WriterGone)?;
     }
-    if !builds.0.is_empty() {
-        let builds = Job::Builds(builds.0);
-        feed.send.send(builds).map_err(|_| Halt::WriterGone)?;
+    if !trailer.is_empty() {
+        let trailer = Job::Trailer(trailer);
+        feed.send.send(trailer).map_err(|_| Halt::WriterGone)?;
     }
     let merged = Merged {
         records: n,
@@ -373,11 +373,7 @@ fn write_jobs(
                     writer.write_cut_note(note).map_err(io)?;
                 }
             }
-            Job::Builds(builds) => {
-                for build in &builds {
-                    writer.note_build(build).map_err(io)?;
-                }
-            }
+            Job::Trailer(trailer) => trailer.write(&mut writer).map_err(io)?,
         }
     }
     writer
