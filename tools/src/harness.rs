@@ -82,7 +82,9 @@ pub struct ReplaySummary {
 }
 
 /// Replays every method of `traces`, into the stats log `output` when given (which needs
-/// counters: an uncounted replay has nothing to log). The output may not be one of the traces
+/// counters: an uncounted replay has nothing to log). A trace's warnings (cut short, methods in
+/// parts that never closed) go into the log as cut notes, so that its readers and a memory
+/// diff see the loss. The output may not be one of the traces
 /// or lie in a directory among them; it is written under a temporary name and renamed into
 /// place when the replay succeeds, so a failed replay leaves any earlier file as it was.
 pub fn replay(
@@ -136,7 +138,17 @@ pub fn replay(
                     None => Ok(()),
                 },
             )?;
-            summary.warnings.extend(reader.warnings());
+            let warnings = reader.warnings();
+            // A trace cut short, or with methods in parts that never closed, lost methods:
+            // the log says so (a cut note), so that a memory diff over it is INCOMPLETE
+            // (`truncated`) rather than a pass over what was lost.
+            if let Some((out, w)) = &mut log {
+                for warning in &warnings {
+                    w.write_cut_note(warning)
+                        .map_err(|e| io_error(out, "write", &e))?;
+                }
+            }
+            summary.warnings.extend(warnings);
         }
         if let Some((path, w)) = log {
             w.finish()

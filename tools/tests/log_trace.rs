@@ -513,3 +513,45 @@ fn replay_of_the_real_traces_matches_the_sums_of_their_alloc_lines() {
         assert_eq!(log_sums(&out), text_sums(&file), "{}", file.display());
     }
 }
+
+/// A trace cut short replays into a log that says so: its readers warn, and a memory diff over
+/// it is INCOMPLETE (`truncated`) against the whole trace's replay, never a pass over the lost
+/// methods.
+#[test]
+fn a_cut_trace_replays_into_a_log_that_memdiff_calls_incomplete() {
+    let methods = sample_trace();
+    let bin = tmp("cut-whole.jat");
+    let mut w = TraceWriter::new(std::fs::File::create(&bin).unwrap()).unwrap();
+    methods.iter().for_each(|m| w.write_method(m).unwrap());
+    w.finish().unwrap();
+    let bytes = std::fs::read(&bin).unwrap();
+    let cut = tmp("cut-short.jat");
+    std::fs::write(&cut, &bytes[..bytes.len() - 40]).unwrap();
+    let (whole_log, cut_log) = (tmp("cut-whole.jas"), tmp("cut-short.jas"));
+    for (trace, log) in [(&bin, &whole_log), (&cut, &cut_log)] {
+        let options = ReplayOptions::default();
+        let summary = harness::replay(std::slice::from_ref(trace), Some(log), &options).unwrap();
+        assert_eq!(summary.warnings.is_empty(), trace == &bin, "{summary:?}");
+    }
+    let mut reader = jitarena::log::LogReader::open(&cut_log).unwrap();
+    while reader.next_raw().unwrap() {}
+    assert!(!reader.warnings().is_empty(), "the log notes the cut");
+    let json = tmp("cut-short.json");
+    let (code, out, err) = common::cli(&[
+        "memdiff",
+        common::s(&whole_log),
+        common::s(&cut_log),
+        "--json",
+        common::s(&json),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rules: Vec<&str> = doc["verdict"]["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"truncated"), "{rules:?}");
+}
