@@ -196,7 +196,8 @@ struct MemdiffArgs {
     /// Fail when total bytes grow by more than this percentage.
     #[arg(long, default_value = "25", value_name = "PCT", value_parser = parse_percent)]
     fail_above: f64,
-    /// Fail when a kind grows by more than this percentage (`off`: never).
+    /// Fail when a kind grows by more than this percentage, its gain counted no further than
+    /// the collection's (bytes moved from other kinds do not count; `off`: never).
     #[arg(long, default_value = "25", value_name = "PCT", value_parser = parse_limit)]
     kind_fail_above: Limit,
     /// Kinds smaller than this many bytes on both sides cannot fail the check
