@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::{cli, counts, s, schema, tmp};
 use jitarena::log::LogWriter;
@@ -103,7 +103,7 @@ fn shard(name: &str, range: std::ops::Range<i64>, failed: &[i64]) -> PathBuf {
 }
 
 /// The verdict's failures of `memdiff base diff...` as (rule, subject), and its exit code.
-fn verdict(base: &PathBuf, diff: &[&PathBuf], json: &str) -> (i32, Vec<(String, String)>) {
+fn verdict(base: &Path, diff: &[&PathBuf], json: &str) -> (i32, Vec<(String, String)>) {
     let json = tmp(json);
     let mut args = vec!["memdiff", "--base", s(base)];
     for d in diff {

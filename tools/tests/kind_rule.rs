@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::{cli, counts, s, schema, tmp};
 use jitarena::log::LogWriter;
@@ -67,7 +67,7 @@ fn set(kinds: &mut [(&'static str, u64)], name: &str, share: u64) {
 }
 
 /// memdiff of `base` against `diff`: its exit code, the rules that failed and its summary.
-fn judge(name: &str, base: &PathBuf, diff: &PathBuf) -> (i32, Vec<String>, String) {
+fn judge(name: &str, base: &Path, diff: &Path) -> (i32, Vec<String>, String) {
     let json = tmp(&format!("{name}.json"));
     let (code, out, err) = cli(&["memdiff", s(base), s(diff), "--json", s(&json)]);
     assert!(code == 0 || code == 1, "{name}: {out}{err}");
