@@ -8,15 +8,21 @@
 use crate::fallible;
 use crate::sys::{JITARENA_MARK_BEGIN, JITARENA_MARK_END};
 
+/// The most phases [`PhaseBytes`] keeps begun inside one another: deeper than any JIT nests;
+/// past it, the outermost is forgotten (its end then returns to "no phase").
+const NESTING: usize = 64;
+
 /// The phases' bytes and which phase runs.
 ///
-/// The invariant that [`PhaseBytes::mark`] relies on: `bytes` and `outer` have `none + 1`
-/// entries, and `running` and every entry of `outer` are at most `none`.
+/// The invariant that [`PhaseBytes::mark`] relies on: `bytes` has `none + 1` entries, and
+/// `running` and every entry of `outer` are at most `none`.
 pub(crate) struct PhaseBytes {
     /// Bytes used per phase slot, of the intervals closed by a mark.
     bytes: Vec<u64>,
-    /// Per phase slot, the slot that ran when it was begun: where its end returns. Written at
-    /// every begin of the slot before the end that reads it, so never cleared.
+    /// The slots that ran when the phases begun since were begun, innermost last: where the
+    /// end of the running phase returns. A stack, so that a phase begun again inside itself
+    /// (A, B inside A, A inside B) unwinds through each; [`NESTING`] entries at most, its room
+    /// made with the counters.
     outer: Vec<u32>,
     /// The "no phase" slot: the number of phases.
     none: u32,
@@ -44,9 +50,11 @@ impl PhaseBytes {
     /// Counters for `phases` configured phases, "no phase" running. `None` when memory runs out.
     pub(crate) fn new(phases: usize) -> Option<PhaseBytes> {
         let none = phases as u32;
+        let mut outer = fallible::filled(none, NESTING)?;
+        outer.clear();
         Some(PhaseBytes {
             bytes: fallible::filled(0, phases + 1)?,
-            outer: fallible::filled(none, phases + 1)?,
+            outer,
             none,
             running: none,
             mark: 0,
@@ -98,18 +106,18 @@ impl PhaseBytes {
         let slot = phase.min(self.none);
         let (owner, next) = match op {
             JITARENA_MARK_BEGIN => {
-                // SAFETY: `slot <= none`, within `outer` (the struct's invariant).
-                unsafe { *self.outer.get_unchecked_mut(slot as usize) = running };
+                if self.outer.len() == NESTING {
+                    self.outer.remove(0); // the outermost, forgotten
+                }
+                // Within the room made above and at `new`: never allocates.
+                let _ = fallible::push_within(&mut self.outer, running);
                 (running, slot)
             }
-            JITARENA_MARK_END => {
-                // SAFETY: as above; `outer` holds slots up to `none`, keeping the invariant.
-                let outer = unsafe { *self.outer.get_unchecked(slot as usize) };
-                (slot, if slot == running { outer } else { running })
-            }
+            JITARENA_MARK_END if slot == running => (slot, self.outer.pop().unwrap_or(self.none)),
+            // A child ended inside the running phase without being begun.
+            JITARENA_MARK_END => (slot, running),
             _ => {
-                // SAFETY: as above.
-                unsafe { *self.outer.get_unchecked_mut(slot as usize) = self.none };
+                self.outer.clear();
                 (running, slot)
             }
         };
@@ -148,6 +156,7 @@ impl PhaseBytes {
             self.bytes.fill(0);
         }
         self.running = self.none;
+        self.outer.clear();
         self.mark = 0;
     }
 }
@@ -192,6 +201,43 @@ mod tests {
         assert_eq!(p.bytes(0, 90), 70);
         assert_eq!(p.bytes(1, 90), 20);
         assert_eq!(p.bytes(2, 95), 5);
+    }
+
+    /// A phase begun again while it runs further out: A, B inside A, A inside B, each ended in
+    /// turn, unwinds through each, and after the last end "no phase" runs.
+    #[test]
+    fn a_phase_begun_inside_itself_further_out_unwinds_through_each() {
+        let (a, b) = (0u32, 1u32);
+        let mut p = PhaseBytes::new(2).unwrap();
+        p.mark(0, a, BEGIN);
+        p.mark(10, b, BEGIN); // 10 to A
+        p.mark(30, a, BEGIN); // 20 to B
+        p.mark(70, a, END); // 40 to A; B runs again
+        assert_eq!(p.running(), b as usize);
+        p.mark(75, b, END); // 5 to B; A runs again
+        assert_eq!(p.running(), a as usize);
+        p.mark(76, a, END); // 1 to A; no phase
+        assert_eq!(p.running(), 2, "no phase after the last end");
+        p.mark(80, a, JITARENA_MARK_SWITCH); // 4 to no phase
+        assert_eq!(
+            p.each_nonzero(80).collect::<Vec<_>>(),
+            [(0, 51), (1, 25), (2, 4)]
+        );
+    }
+
+    /// Nesting deeper than kept forgets the outermost: its end returns to "no phase".
+    #[test]
+    fn nesting_past_its_room_forgets_the_outermost() {
+        let mut p = PhaseBytes::new(2).unwrap();
+        for i in 0..(NESTING as u64 + 3) {
+            p.mark(i, (i % 2) as u32, BEGIN);
+        }
+        for i in 0..(NESTING as u64 + 3) {
+            let running = p.running() as u32;
+            p.mark(100 + i, running, END);
+        }
+        assert_eq!(p.running(), 2);
+        assert_eq!(p.each_nonzero(200).map(|(_, b)| b).sum::<u64>(), 200);
     }
 
     #[test]
