@@ -396,6 +396,8 @@ fn a_context_that_is_not_a_context_number_is_an_error() {
         ("ctx-word.csv", "abc"),
         ("ctx-negative.csv", "-1"),
         ("ctx-empty.csv", ""),
+        ("ctx-plus.csv", "+1"),
+        ("ctx-huge.csv", "9223372036854775808"),
     ] {
         let err = error_of(
             name,

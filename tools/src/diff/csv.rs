@@ -267,10 +267,10 @@ fn read_row(src: &Source, c: &Columns, row: &::csv::StringRecord, n: u64) -> Res
             .filter(|s| !s.is_empty()),
         context: match c.context {
             None => -1,
-            Some(i) => cell(i)
-                .parse::<i64>()
-                .ok()
-                .filter(|&v| v >= 0)
+            // Digits alone: `parse` would take a sign (`+1`), which SuperPMI never writes.
+            Some(i) => Some(cell(i))
+                .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|v| v.parse::<i64>().ok())
                 .ok_or_else(|| {
                     src.bad(
                         n,
