@@ -823,10 +823,12 @@ fn sites_hint(o: &mut String, r: &Report) {
         "Which allocation sites grew: replay the contexts that grew most with both JITs and the trace on, then diff their sites:"
     );
     for (name, contexts) in grew {
-        // A pair of logs given as such names no collection file.
-        let mch = match name.contains(" vs ") {
-            true => "<collection>.mch".to_string(),
-            false => format!("{}.mch", shown(name)),
+        // A pair of logs given as such names no collection file; a CSV's collection is named
+        // after its file, `.mch` included. Quoted for the shell it is pasted into.
+        let mch = match (name.contains(" vs "), name.ends_with(".mch")) {
+            (true, _) => "<collection>.mch".to_string(),
+            (false, true) => shell_quoted(&shown(name)),
+            (false, false) => shell_quoted(&format!("{}.mch", shown(name))),
         };
         let _ = writeln!(
             o,
@@ -838,6 +840,17 @@ fn sites_hint(o: &mut String, r: &Report) {
         o,
         "  then: jitarena sites sites/<base JIT>.jat sites/<diff JIT>.jat --base-module <base JIT> --diff-module <diff JIT>"
     );
+}
+
+/// `word` as one word of a POSIX shell: as it is when it holds only letters, digits and
+/// `._/+-:@%,=`, else in single quotes (a quote inside as `'\''`), so that a collection named
+/// `x; rm -rf ~` is pasted as a file name, never run.
+fn shell_quoted(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._/+-:@%,=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 /// The console report over several collections: a header, a table of the collections, then
@@ -975,6 +988,35 @@ fn top_growth_text(o: &mut String, r: &Report) {
             pdiff(m.base, m.diff),
             shown(name),
             method_label(m)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quoted;
+
+    /// A quoted name reaches a command as itself, whatever it holds: never run.
+    #[cfg(unix)]
+    #[test]
+    fn a_quoted_name_is_one_word_of_the_shell() {
+        for name in [
+            "libraries.pmi.windows.x64.checked.mch",
+            "x; touch /tmp/jitarena-pwned #.mch",
+            "it's $(id) `id` \\ \"q\" *.mch",
+            "",
+        ] {
+            let quoted = shell_quoted(name);
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {quoted}")])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), name, "{quoted}");
+        }
+        assert_eq!(
+            shell_quoted("a.mch"),
+            "a.mch",
+            "a plain name stays as it is"
         );
     }
 }
