@@ -424,6 +424,9 @@ void* jitarena_alloc_slow_at(jitarena* arena, size_t size, uint32_t kind, const 
 
 #if defined(__GNUC__) || defined(__clang__)
 #define JITARENA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* The hit, expected at the call site, so that a compiler lays the miss out of the hit's way
+ * (clang otherwise jumps from the hit to the code after it). */
+#define JITARENA_LIKELY(x) __builtin_expect(!!(x), 1)
 /* Tells the compiler what the inline path guarantees, so that a caller's NULL check of the
  * result folds away on that path. */
 #define JITARENA_ASSUME(x) \
@@ -432,6 +435,7 @@ void* jitarena_alloc_slow_at(jitarena* arena, size_t size, uint32_t kind, const 
     } while (0)
 #else
 #define JITARENA_UNLIKELY(x) (x)
+#define JITARENA_LIKELY(x) (x)
 #define JITARENA_ASSUME(x) ((void)0)
 #endif
 
@@ -516,7 +520,7 @@ static inline void* jitarena_alloc_slot_or(jitarena* arena, size_t size, jitaren
     uintptr_t cursor = head->cursor;
     uintptr_t next;
     void* block;
-    if (jitarena_fits(head, cursor, size, &next)) {
+    if (JITARENA_LIKELY(jitarena_fits(head, cursor, size, &next))) {
         return jitarena_take(head, cursor, next, size, slot);
     }
     block = jitarena_alloc_slow(arena, size, slot);
@@ -555,7 +559,7 @@ static inline void* jitarena_alloc_slot_at(jitarena* arena, size_t size, jitaren
     jitarena_head* head = (jitarena_head*)arena;
     uintptr_t cursor = head->cursor;
     uintptr_t next;
-    if (jitarena_fits(head, cursor, size, &next)) {
+    if (JITARENA_LIKELY(jitarena_fits(head, cursor, size, &next))) {
         return jitarena_take(head, cursor, next, size, slot);
     }
     return jitarena_alloc_slow_at(arena, size, slot, site);
