@@ -16,6 +16,10 @@
 //   ArenaAllocatorWithDestructorT (the interpreter's) destroys in its destructor.
 // - CompAllocatorT holds the jitarena itself and keeps its kind's slot in Release builds too:
 //   one more word than the .NET JIT's Release CompAllocator, which drops its kind.
+// - What a method's record needs (its name) is allocated in a second jitarena the arena owns,
+//   recordArena(), never in the arena the record measures.
+// - MEASURE_MEM_ALLOC (the .NET JIT's Debug memory statistics) keeps its MemStats beside
+//   jitarena's counts: the form below compiles and counts what the .NET JIT's does.
 #ifndef MINIJIT_ARENAALLOCATOR_H
 #define MINIJIT_ARENAALLOCATOR_H
 
@@ -24,12 +28,17 @@
 
 #include "jitarena.h"
 
+#if MEASURE_MEM_ALLOC
+#include "memstats.h"
+#endif
+
 // TMemKindTraits provides:
 //   MemKind                                   the enum of memory kinds
 //   Count, Names                              how many, and their names (const char* const[Count])
 //   PhaseCount, PhaseNames                    the phases the arena counts bytes by, likewise
 //   BuildId                                   which build this is (written into the stats log)
-//   allocateHostMemory(size, &actualSize)     a page from the host, or nullptr (never a throw)
+//   bypassHostAllocator()                     pages from the C library, not the host (JitDirectAlloc)
+//   allocateHostMemory(size, &actualSize)     a page from the host; may throw, as the host's does
 //   freeHostMemory(block, size)               gives a page back
 //   outOfMemory()                             does not return (the JIT's NOMEM())
 template <typename TMemKindTraits>
@@ -42,6 +51,7 @@ public:
     // and never uses it). initialize() creates it, inside the compile's error trap.
     ArenaAllocatorT()
         : m_arena(nullptr)
+        , m_recordArena(nullptr)
     {
     }
 
@@ -55,20 +65,7 @@ public:
     // names), so an arena per method needs no pool. A failure is NOMEM().
     void initialize()
     {
-        jitarena_config config;
-        jitarena_config_init(&config);
-        config.kind_names  = TMemKindTraits::Names;
-        config.kind_count  = static_cast<uint32_t>(TMemKindTraits::Count);
-        config.phase_names = TMemKindTraits::PhaseNames;
-        config.phase_count = TMemKindTraits::PhaseCount;
-        config.page_alloc  = allocatePage;
-        config.page_free   = freePage;
-        config.build_id    = TMemKindTraits::BuildId;
-        m_arena            = jitarena_create(&config);
-        if (m_arena == nullptr)
-        {
-            TMemKindTraits::outOfMemory();
-        }
+        m_arena = createArena();
     }
 
     bool isInitialized() const
@@ -76,11 +73,27 @@ public:
         return m_arena != nullptr;
     }
 
-    // Every page goes back to the host. Nothing to do for an arena never created.
+    // Every page goes back to the host, the record arena's too. Nothing to do for an arena
+    // never created.
     void destroy()
     {
+        jitarena_destroy(m_recordArena);
+        m_recordArena = nullptr;
         jitarena_destroy(m_arena);
         m_arena = nullptr;
+    }
+
+    // A jitarena of its own for what the method's record needs (its name, from
+    // compCompileFinish), created at the first call and destroyed with this arena, on every way
+    // out of the compile: nothing the record needs is counted in the arena it measures, so a
+    // logged run measures the bytes of an unlogged one.
+    jitarena* recordArena()
+    {
+        if (m_recordArena == nullptr)
+        {
+            m_recordArena = createArena();
+        }
+        return m_recordArena;
     }
 
     // Was: round the size up to sizeof(size_t), bump m_nextFreeByte, allocateNewPage past the
@@ -101,8 +114,9 @@ public:
     }
 
     // What the .NET JIT's other code still asks of its arena: its pages' bytes (JitTimer's CSV
-    // in Release builds, compCompileFinish's Debug checks), the bytes handed out
-    // (MEASURE_MEM_ALLOC), the page size (those Debug checks) and the template's rounding helper.
+    // in Release builds, compCompileFinish's Debug checks, MEASURE_MEM_ALLOC), the bytes handed
+    // out (compCompileFinish's BytesAllocated under JitReportMetrics, MEASURE_MEM_ALLOC), the
+    // page size (those Debug checks) and the template's rounding helper.
     size_t getTotalBytesAllocated() const
     {
         return static_cast<size_t>(jitarena_reserved_bytes(m_arena));
@@ -130,7 +144,67 @@ public:
         return m_arena;
     }
 
+#if MEASURE_MEM_ALLOC
+    // The .NET JIT's Debug memory statistics (jitshared/arenaallocator.h): a MemStats per arena
+    // and a MemStatsAllocator per kind, which a CompAllocator made from the arena object holds.
+    // Its allocateMemory counts the request and allocates with the kind's slot: jitarena counts
+    // it too, so both sets of counts stay.
+    struct MemStatsAllocator
+    {
+        ArenaAllocatorT* m_arena;
+        MemKind          m_kind;
+
+        void* allocateMemory(size_t sz)
+        {
+            m_arena->m_stats.AddAlloc(sz, m_kind);
+            return m_arena->allocateMemory(sz, jitarena_kind_slot_of(static_cast<uint32_t>(m_kind)));
+        }
+    };
+
+    MemStatsAllocator* getMemStatsAllocator(MemKind kind)
+    {
+        MemStatsAllocator& allocator = m_statsAllocators[static_cast<int>(kind)];
+        allocator.m_arena            = this;
+        allocator.m_kind             = kind;
+        return &allocator;
+    }
+
+    void finishMemStats()
+    {
+        m_stats.nraTotalSizeAlloc = getTotalBytesAllocated();
+        m_stats.nraTotalSizeUsed  = getTotalBytesUsed();
+    }
+
+    const MemStats<TMemKindTraits>& getStats() const
+    {
+        return m_stats;
+    }
+#endif // MEASURE_MEM_ALLOC
+
 private:
+    // The method's arena and its record's (TMemKindTraits' kinds and phases, host pages).
+    static jitarena* createArena()
+    {
+        jitarena_config config;
+        jitarena_config_init(&config);
+        config.kind_names  = TMemKindTraits::Names;
+        config.kind_count  = static_cast<uint32_t>(TMemKindTraits::Count);
+        config.phase_names = TMemKindTraits::PhaseNames;
+        config.phase_count = TMemKindTraits::PhaseCount;
+        config.page_alloc  = allocatePage;
+        config.page_free   = freePage;
+        config.build_id    = TMemKindTraits::BuildId;
+        // The JIT's arena sizes a page exactly (its descriptor and the request) when it bypasses
+        // the host; jitarena's smallest pages come closest (each still from the C library).
+        config.page_size = TMemKindTraits::bypassHostAllocator() ? JITARENA_MIN_PAGE_SIZE : JITARENA_DEFAULT_PAGE_SIZE;
+        jitarena* arena  = jitarena_create(&config);
+        if (arena == nullptr)
+        {
+            TMemKindTraits::outOfMemory();
+        }
+        return arena;
+    }
+
     // What jitarena_alloc_slot_or() calls when a request fails: NOMEM(), in the JIT's code.
     // It takes nothing, so that no allocation's inline path keeps values alive for it.
     [[noreturn]] static void* onFailure()
@@ -138,23 +212,44 @@ private:
         TMemKindTraits::outOfMemory();
     }
 
-    // jitarena calls these for its pages. They must return nullptr rather than throw: an
-    // exception cannot cross jitarena's frames (allocateMemory calls outOfMemory() instead).
+    // jitarena calls these for its pages. No exception may cross jitarena's frames: what the
+    // host's allocator throws (the runtime's JitHost::allocateSlab, `new BYTE[size]`; the
+    // traits' NOMEM() when they bypass the host) is caught here and the page is nullptr, on
+    // which allocateMemory calls outOfMemory() from the JIT's own code.
     static void* allocatePage(void*, size_t size)
     {
-        size_t actualSize;
-        return TMemKindTraits::allocateHostMemory(size, &actualSize);
+        try
+        {
+            size_t actualSize;
+            return TMemKindTraits::allocateHostMemory(size, &actualSize);
+        }
+        catch (...)
+        {
+            return nullptr;
+        }
     }
 
     // jitarena gives back the size it asked for. A host that handed out a larger slab (the
     // runtime's JitHost may reuse a cached one up to 4 times larger) caches it as the size it
-    // is told: capacity unused until the cache is trimmed, never memory overrun.
+    // is told: capacity unused until the cache is trimmed, never memory overrun. A throw is
+    // caught too: the page is then lost, and nothing crosses jitarena's frames.
     static void freePage(void*, void* page, size_t size)
     {
-        TMemKindTraits::freeHostMemory(page, size);
+        try
+        {
+            TMemKindTraits::freeHostMemory(page, size);
+        }
+        catch (...)
+        {
+        }
     }
 
     jitarena* m_arena;
+    jitarena* m_recordArena;
+#if MEASURE_MEM_ALLOC
+    MemStats<TMemKindTraits> m_stats;
+    MemStatsAllocator        m_statsAllocators[TMemKindTraits::Count];
+#endif
 };
 
 // The interpreter's arena (jitshared's ArenaAllocatorWithDestructorT): the same, destroyed
@@ -183,12 +278,20 @@ class CompAllocatorT
     // The kind's counter slot, kept in Release builds too (the .NET JIT's Release CompAllocator
     // holds only its arena): counting is then the slot's load and one addition, with no clamp.
     jitarena_kind_slot m_slot;
+#if MEASURE_MEM_ALLOC
+    // The Debug statistics of the arena object it was made from (nullptr when made from a
+    // jitarena alone, as the record's allocators are: counted in neither).
+    typename Arena::MemStatsAllocator* m_statsAllocator;
+#endif
 
 public:
     // From the Compiler's jitarena (Compiler::getAllocator).
     CompAllocatorT(jitarena* arena, MemKind kind)
         : m_arena(arena)
         , m_slot(jitarena_kind_slot_of(static_cast<uint32_t>(kind)))
+#if MEASURE_MEM_ALLOC
+        , m_statsAllocator(nullptr)
+#endif
     {
     }
 
@@ -197,6 +300,9 @@ public:
     CompAllocatorT(Arena* arena, MemKind kind)
         : CompAllocatorT(arena->handle(), kind)
     {
+#if MEASURE_MEM_ALLOC
+        m_statsAllocator = arena->getMemStatsAllocator(kind);
+#endif
     }
 
     // A block for `count` objects of type T.
@@ -207,6 +313,12 @@ public:
         {
             TMemKindTraits::outOfMemory();
         }
+#if MEASURE_MEM_ALLOC
+        if (m_statsAllocator != nullptr)
+        {
+            return static_cast<T*>(m_statsAllocator->allocateMemory(count * sizeof(T)));
+        }
+#endif
         return static_cast<T*>(Arena::allocateMemory(m_arena, count * sizeof(T), m_slot));
     }
 

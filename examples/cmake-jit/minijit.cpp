@@ -5,7 +5,8 @@
 // - CompAllocators that hold the jitarena and keep their kind's counter slot in Release builds;
 // - phases through BeginPhase and EndPhase, children ended inside whichever phase runs them;
 // - one record per method context, written by compCompileFinish with the context number the
-//   host gives and the tier of the attempt that produced the code;
+//   host gives and the tier of the attempt that produced the code, its name built outside the
+//   arena it measures;
 // - an optimized attempt that fails on an implementation limit is retried once in MinOpts, in
 //   the same arena, so that the context's one record holds the bytes of both attempts;
 // - an exception of the host's that passes through the JIT gives the arena back on its way;
@@ -14,9 +15,10 @@
 // The compiler: parse into a tree, lower into basic blocks of three-address code, simplify,
 // allocate registers by linear scan, emit bytecode, and check the bytecode by running it.
 //
-// Built twice (CMakeLists.txt): the baseline, and a diff whose live intervals are heavier
-// (MINIJIT_HEAVY), a known regression for memdiff to find; each names its build
-// (MINIJIT_BUILD_ID) in the stats log.
+// Built three times (CMakeLists.txt): the baseline, a diff whose live intervals are heavier
+// (MINIJIT_HEAVY), a known regression for memdiff to find, and the baseline with the .NET JIT's
+// Debug memory statistics (MEASURE_MEM_ALLOC); each names its build (MINIJIT_BUILD_ID) in the
+// stats log.
 #include "minijit.h"
 
 #include <algorithm>
@@ -45,7 +47,7 @@ namespace {
 
 #define MINIJIT_MEM_KINDS(K)                                                                         \
     K(Unknown) K(Token) K(ASTNode) K(Inlining) K(IR) K(DebugInfo) K(Simplify) K(SSA) K(Liveness)    \
-    K(Generic) K(LSRA_Interval) K(LSRA) K(Bytecode)
+    K(Generic) K(LSRA_Interval) K(LSRA) K(Bytecode) K(DebugOnly)
 
 enum CompMemKind : uint32_t
 {
@@ -69,6 +71,9 @@ struct JitConfigValues
     // 0: no SSA and no value numbering, liveness alone (an OPT_CONFIG knob of the .NET JIT's
     // Checked builds), which runs outside every phase.
     int JitDoSsa = 1;
+    // Non-zero: the arena's pages come from the C library, not the host (the .NET JIT's Debug
+    // JitDirectAlloc, for native memory tools), each of jitarena's smallest page size.
+    int JitDirectAlloc = 0;
 } JitConfig;
 // Records that could not be written (a full disk, say): the compiles go on, shutdown says so.
 std::atomic<unsigned> g_recordFailures{0};
@@ -89,14 +94,37 @@ struct JitMemKindTraits
     static const char* const* const PhaseNames;
     static constexpr const char* BuildId = MINIJIT_BUILD_ID;
 
-    // The host's slabs, as the .NET JIT's traits call g_jitHost->allocateSlab.
+    // Whether pages bypass the host (the .NET JIT's traits: JitDirectAlloc, in Debug builds).
+    static bool bypassHostAllocator()
+    {
+        return JitConfig.JitDirectAlloc != 0;
+    }
+
+    // The host's slabs, as the .NET JIT's traits call g_jitHost->allocateSlab; bypassing the
+    // host, the C library's memory, and NOMEM() when there is none (the page callback catches
+    // it: arenaallocator.h).
     static void* allocateHostMemory(size_t size, size_t* pActualSize)
     {
+        if (bypassHostAllocator())
+        {
+            *pActualSize = size;
+            void* page   = std::malloc(size);
+            if (page == nullptr)
+            {
+                outOfMemory();
+            }
+            return page;
+        }
         return g_jitHost->allocate_slab(g_jitHost->self, size, pActualSize);
     }
 
     static void freeHostMemory(void* block, size_t size)
     {
+        if (bypassHostAllocator())
+        {
+            std::free(block);
+            return;
+        }
         g_jitHost->free_slab(g_jitHost->self, block, size);
     }
 
@@ -118,10 +146,10 @@ const char* const JitMemKindTraits::Names[CMK_Count] = {
 // A subset of the JIT's phases, in its order, with its display names and its nesting. Children
 // are never begun, only ended with EndPhase(child) at the end of each child's work, inside
 // whichever phase runs them: SSA's inside "Build SSA representation" (ssabuilder.cpp), LSRA's
-// inside "Linear scan register alloc" (lsra.cpp), and liveness's inside whichever phase runs
-// liveness (liveness.cpp): Build SSA, Lowering, or none. Their parent "Local var liveness" is
-// never begun, as in the JIT. "Lowering nodeinfo" is a leaf, as in dotnet/runtime's
-// compphases.h.
+// inside "Linear scan register alloc" (lsra.cpp), and liveness's inside whichever phase runs a
+// liveness pass (liveness.cpp): Build SSA, "Local var liveness" (their parent, which
+// compCompile runs after Lowering as the final pass), or none. "Lowering nodeinfo" is a leaf,
+// as in dotnet/runtime's compphases.h.
 #define MINIJIT_PHASES(P)                                                                            \
     P(PHASE_PRE_IMPORT, "Pre-import", -1)                                                            \
     P(PHASE_IMPORTATION, "Importation", -1)                                                          \
@@ -169,8 +197,10 @@ const char* const* const JitMemKindTraits::PhaseNames = ::PhaseNames;
 
 using ArenaAllocator = ArenaAllocatorT<JitMemKindTraits>;
 using CompAllocator  = CompAllocatorT<JitMemKindTraits>;
+#if !MEASURE_MEM_ALLOC
 static_assert(sizeof(CompAllocator) == 2 * sizeof(void*),
               "a CompAllocator is its jitarena and its kind's slot: one word more than the .NET JIT's Release one");
+#endif
 
 // How a compile ends (the .NET JIT's CorJitResult), and the exception that ends it early.
 enum CorJitResult
@@ -284,8 +314,8 @@ struct InlineInfo
 class Compiler
 {
 public:
-    // The .NET JIT's compInit: the arena in use (an inlinee's is its inliner's), its jitarena,
-    // and the optimization level.
+    // The .NET JIT's Compiler constructor (compInit in older copies): the arena in use (an
+    // inlinee's is its inliner's), its jitarena, and the optimization level.
     Compiler(ArenaAllocator* arena, const char* source, JitFlags* jitFlags, InlineInfo* inlineInfo,
              uint64_t* noPhaseBytes)
         : compArenaAllocator(arena)
@@ -300,10 +330,15 @@ public:
 
     // An allocator of one kind, as the .NET JIT's Compiler::getAllocator(CMK_...), from the
     // jitarena the Compiler keeps: one load reaches it, as one load reaches the .NET JIT's own
-    // bump pointers through compArenaAllocator.
+    // bump pointers through compArenaAllocator. The Debug statistics (MEASURE_MEM_ALLOC) need
+    // the arena object, whose MemStats they add to.
     CompAllocator getAllocator(CompMemKind kind)
     {
+#if MEASURE_MEM_ALLOC
+        return CompAllocator(compArenaAllocator, kind);
+#else
         return CompAllocator(compArena, kind);
+#endif
     }
 
     // An inlinee is compiled by its own Compiler, in the inliner's arena.
@@ -319,18 +354,22 @@ public:
 
     // Phase::Run calls BeginPhase before a phase and EndPhase after it. An inlinee's phases run
     // inside its inliner's "Morph - Inlining", in the inliner's arena: they do not reach the
-    // arena, so the inlinee's bytes stay in that phase.
+    // arena, so the inlinee's bytes stay in that phase. jitarena's lines come last, after the
+    // function's own store of the phase.
     void BeginPhase(Phases phase)
     {
+        mostRecentlyActivePhase = phase;
         if (!compIsForInlining())
         {
             jitarena_phase_begin(compArena, phase);
         }
     }
 
-    // Ends the running phase, or a child phase (never begun) inside whichever phase runs.
+    // Ends the running phase, or a child phase (never begun) inside whichever phase runs. (The
+    // .NET JIT's calls its JitTimer's EndPhase first, when a time log is asked for.)
     void EndPhase(Phases phase)
     {
+        mostRecentlyActivePhase = phase;
         if (!compIsForInlining())
         {
             jitarena_phase_end(compArena, phase);
@@ -355,10 +394,9 @@ public:
     // Runs every phase (an inlinee only its first ones); compCompileFinish writes the record.
     void compCompile(minijit_result* out);
 
-    struct Info
-    {
-        const char* compFullName = nullptr;
-    } info;
+    // The method's name for its record (the .NET JIT's eeGetMethodFullName): printed into the
+    // caller's buffer, and into `alloc` when it does not fit.
+    const char* eeGetMethodFullName(char* buffer, size_t bufferSize, CompAllocator alloc);
 
     struct Options
     {
@@ -396,6 +434,7 @@ private:
     ArenaAllocator* compArenaAllocator;
     // compArenaAllocator's jitarena, for the allocators and the phase calls.
     jitarena*       compArena;
+    Phases          mostRecentlyActivePhase = PHASE_PRE_IMPORT;
     const char*     compSource;
     InlineInfo*     impInlineInfo;
     // What this method context allocates outside every phase (its Compiler objects and a
@@ -515,13 +554,9 @@ public:
         lex(src);
     }
 
-    // name(params) = expr; the name goes into comp->info.compFullName.
+    // name(params) = expr; the name is the record's (Compiler::eeGetMethodFullName).
     Node* function(int& params) {
         if (peek().kind != Tok::Ident) fail("expected a function name");
-        char* name = comp_->getAllocator(CMK_ASTNode).allocate<char>(peek().len + 1);
-        std::memcpy(name, peek().text, peek().len);
-        name[peek().len] = '\0';
-        comp_->info.compFullName = name;
         next();
         expect("(");
         while (!peek().is(")")) {
@@ -975,10 +1010,10 @@ void simplify(Compiler* comp, Lowering& ir) {
 
 // ---- Liveness, SSA, lowering: children ended inside whichever phase runs them --------------
 
-// Liveness: init, per block, then across blocks (the JIT's fgLocalVarLiveness). It begins no
-// phase: its children end inside whichever phase runs it ("Build SSA representation",
-// "Lowering nodeinfo"), or with no phase running, and each takes the bytes since the mark
-// before its end.
+// A liveness pass: init, per block, then across blocks (the JIT's Liveness::Run, which each of
+// its passes runs). It begins no phase: its children end inside whichever phase runs it ("Build
+// SSA representation", "Local var liveness"), or with no phase running, and each takes the
+// bytes since the mark before its end.
 void liveness(Compiler* comp, Lowering& ir) {
     StdAllocator<uint8_t> live(comp->getAllocator(CMK_Liveness));
     const size_t blocks = ir.blocks.size(), vregs = static_cast<size_t>(ir.vregs);
@@ -1051,9 +1086,8 @@ void build_ssa(Compiler* comp, Lowering& ir) {
 }
 
 // "Lowering nodeinfo", a leaf: each instruction's operand count and the constants an arithmetic
-// instruction could take as an immediate, then liveness, as the JIT's Lowering::DoPhase ends
-// with fgLocalVarLiveness. What it allocates before liveness goes to "Local var liveness
-// init", the first child ended after it (as the JIT's timer credits that time).
+// instruction could take as an immediate. The final liveness pass is a phase of its own after
+// it ("Local var liveness", compCompile).
 void lowering(Compiler* comp, Lowering& ir) {
     StdAllocator<uint8_t> gen(comp->getAllocator(CMK_Generic));
     Vec<uint8_t> srcCount(gen);
@@ -1063,7 +1097,6 @@ void lowering(Compiler* comp, Lowering& ir) {
     for (Block* b : ir.blocks)
         for (Inst* i : b->insts)
             if (i->op == Op::Const) contained[i->dst] = 1;
-    liveness(comp, ir);
 }
 
 // ---- Linear-scan register allocation ------------------------------------------------------
@@ -1275,8 +1308,8 @@ void Compiler::compCompile(minijit_result* out)
     Lowering ir(this);
     DoPhase(PHASE_MORPH_GLOBAL, [&] { ir.function(body, params, slots); });
 
-    // MinOpts does not optimize. Liveness runs inside Build SSA and inside Lowering; without
-    // SSA, as the JIT's compCompile ("At least do local var liveness"), outside every phase.
+    // MinOpts does not optimize. A liveness pass runs inside Build SSA, or without SSA, as the
+    // JIT's compCompile ("At least do local var liveness"), outside every phase.
     if (!opts.MinOpts()) {
         if (JitConfig.JitDoSsa != 0) {
             DoPhase(PHASE_BUILD_SSA, [&] { build_ssa(this, ir); });
@@ -1286,6 +1319,11 @@ void Compiler::compCompile(minijit_result* out)
         }
     }
     DoPhase(PHASE_LOWERING, [&] { lowering(this, ir); });
+    // The final liveness pass, a phase whose children end inside it (the JIT's fgLateLiveness,
+    // after Lowering and its stack level setter); only an optimized compile runs liveness.
+    DoPhase(PHASE_LCLVARLIVENESS, [&] {
+        if (!opts.MinOpts()) liveness(this, ir);
+    });
 
     Allocation alloc(this);
     DoPhase(PHASE_LINEAR_SCAN, [&] { allocate_registers(this, ir, alloc); });
@@ -1315,6 +1353,22 @@ void Compiler::compCompile(minijit_result* out)
     }
 }
 
+// The method's name as its record gives it (the .NET JIT's eeGetMethodFullName prints it with a
+// StringPrinter, into the caller's buffer while it fits and then into the printer's allocator):
+// the function's name, from its source.
+const char* Compiler::eeGetMethodFullName(char* buffer, size_t bufferSize, CompAllocator alloc)
+{
+    size_t length = 0;
+    while (compSource[length] != '\0' && compSource[length] != '(')
+    {
+        length++;
+    }
+    char* name = length < bufferSize ? buffer : alloc.allocate<char>(length + 1);
+    std::memcpy(name, compSource, length);
+    name[length] = '\0';
+    return name;
+}
+
 // The context's record, written once, when its compilation ends (the .NET JIT's
 // Compiler::compCompileFinish, which runs for the method compiled, not for its inlinees).
 void Compiler::compCompileFinish()
@@ -1324,14 +1378,33 @@ void Compiler::compCompileFinish()
     // JIT_FLAG_MIN_OPT (the retry sets it and leaves the request's tier flags, which
     // compGetTieringName reads first), else the tiering name.
     method.tier = opts.jitFlags->IsSet(JitFlags::JIT_FLAG_MIN_OPT) ? "MinOpts" : compGetTieringName(true);
+    // The name's buffer: small on purpose, so that the longer names take the growth path into
+    // the record arena (the .NET JIT's would hold most names whole).
+    char nameBuffer[8];
     if (g_recordsWanted)
     {
         // The host's number for this context (SuperPMI's for the context it replays), else -1,
         // and the method's name. Asked only when records go to a log (JitArenaLog or
-        // JITARENA_LOG): a runtime's host looks every name up in its settings.
+        // JITARENA_LOG): a runtime's host looks every name up in its settings. The name is built
+        // in this stack buffer and the arena's record arena, never in the arena the record
+        // measures: a logged run then counts the bytes of an unlogged one.
         method.context = g_jitHost->get_int_config(g_jitHost->self, "SuperPMIMethodContextNumber", -1);
-        method.name    = info.compFullName;
+        method.name    = eeGetMethodFullName(nameBuffer, sizeof(nameBuffer),
+                                             CompAllocator(compArenaAllocator->recordArena(), CMK_DebugOnly));
     }
+#if MEASURE_MEM_ALLOC
+    // The Debug statistics (the .NET JIT's JitMemStatsInfo::finishMemStats) count what
+    // jitarena counts, kind by kind, but the Compiler objects, which jitNativeCode allocates
+    // through the arena object with no CompAllocator (CMK_Unknown).
+    compArenaAllocator->finishMemStats();
+    for (uint32_t kind = 0; kind < CMK_Count; kind++)
+    {
+        if (kind != CMK_Unknown && compArenaAllocator->getStats().allocSzByKind[kind] != jitarena_kind_bytes(compArena, kind))
+        {
+            noWay(std::string("MemStats and jitarena differ on kind ") + JitMemKindTraits::Names[kind]);
+        }
+    }
+#endif
     if (jitarena_method_done(compArena, &method) != 0)
     {
         // A lost record never fails the compile: memdiff counts the context as missing, and
@@ -1468,7 +1541,8 @@ int minijit_startup(const minijit_host* host)
     }
     g_jitHost = host;
     // As jitStartup, which reloads JitConfig from each host it is given.
-    JitConfig.JitDoSsa = host->get_int_config(host->self, "JitDoSsa", 1);
+    JitConfig.JitDoSsa       = host->get_int_config(host->self, "JitDoSsa", 1);
+    JitConfig.JitDirectAlloc = host->get_int_config(host->self, "JitDirectAlloc", 0);
     if (g_jitInitialized)
     {
         // As jitStartup: a later call brings another host (SuperPMI's, when a context's

@@ -250,8 +250,10 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "replay_host: %s: %s\n", jit.path, jit.error());
             failures++;
         }
-        // Every page of the JIT's arena came from this host and went back to it.
-        if (!jit.misuse.empty() || !jit.live.empty() || (compiled > 0 && jit.slabs == 0)) {
+        // Every page of the JIT's arena came from this host and went back to it (none came from
+        // it when the JIT bypasses its host: JitDirectAlloc).
+        bool direct = get_int_config(&jit, "JitDirectAlloc", 0) != 0;
+        if (!jit.misuse.empty() || !jit.live.empty() || (compiled > 0 && (jit.slabs == 0) != direct)) {
             std::fprintf(stderr, "replay_host: %s: %zu slabs handed out, %zu not given back%s%s\n", jit.path, jit.slabs,
                          jit.live.size(), jit.misuse.empty() ? "" : "; ", jit.misuse.c_str());
             failures++;

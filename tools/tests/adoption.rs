@@ -6,7 +6,9 @@
 //! structure. Phases' bytes are where the JIT's phase calls put them, with or without SSA. A
 //! context whose query the host cannot answer passes the host's exception through the JIT: it
 //! leaves no record and no failed-compile note, every page goes back to the host, and the replay
-//! goes on. `docs/adopting.md` quotes the example's code as it is. The CI pipelines (GitHub Actions and Azure Pipelines) are valid and
+//! goes on. A logged run measures the bytes of an unlogged one (a record's name is built outside
+//! the arena it measures); pages that bypass the host change no count; the JIT's Debug memory
+//! statistics kept beside jitarena compile and change no record. `docs/adopting.md` quotes the example's code as it is. The CI pipelines (GitHub Actions and Azure Pipelines) are valid and
 //! refer only to commands, flags and files that exist; their replay matrix, replayed for this
 //! machine's platform, merged, diffed and summarized as they do, gives the unsharded answer.
 
@@ -80,11 +82,13 @@ fn example() -> Option<&'static Path> {
     Some(build)
 }
 
-/// The example's replay host and its two JITs.
+/// The example's replay host and its JITs: the baseline, the diff, and the baseline with the
+/// .NET JIT's Debug memory statistics (MEASURE_MEM_ALLOC).
 struct Example {
     host: PathBuf,
     base: PathBuf,
     diff: PathBuf,
+    memstats: PathBuf,
 }
 
 impl Example {
@@ -93,10 +97,11 @@ impl Example {
             host: build.join("replay_host"),
             base: build.join("libminijit_base.so"),
             diff: build.join("libminijit_diff.so"),
+            memstats: build.join("libminijit_memstats.so"),
         };
         assert!(
-            example.base.exists() && example.diff.exists(),
-            "both JITs build"
+            example.base.exists() && example.diff.exists() && example.memstats.exists(),
+            "every JIT builds"
         );
         example
     }
@@ -161,6 +166,16 @@ fn only_file(dir: &Path, prefix: &str) -> PathBuf {
         .collect();
     assert_eq!(found.len(), 1, "{prefix}* in {}: {found:?}", dir.display());
     found[0].clone()
+}
+
+/// The counts of a record that are the arena's, not the host's: what each kind and phase took,
+/// and the bytes used.
+fn counts(r: &Value) -> (Value, Value, Value) {
+    (
+        r["kinds"].clone(),
+        r["phases"].clone(),
+        r["used_bytes"].clone(),
+    )
 }
 
 /// What the replay host says `jit` allocated outside every phase, per context (its lines
@@ -229,11 +244,10 @@ fn check_phases(
         ] {
             assert!(phase(r, child) > 0, "child {child:?} has no bytes: {r}");
         }
-        // Liveness's parent is never begun, and Lowering, a leaf, runs liveness last: what it
-        // allocates goes to "Local var liveness init".
-        for never in ["Local var liveness", "Lowering nodeinfo"] {
-            assert_eq!(phase(r, never), 0, "{never:?}: {r}");
-        }
+        // The final liveness pass is a phase of its own after Lowering (a leaf, which holds what
+        // it allocates): its children take every byte it allocates, and the parent keeps none.
+        assert_eq!(phase(r, "Local var liveness"), 0, "{r}");
+        assert!(phase(r, "Lowering nodeinfo") > 0, "{r}");
         // SSA's children have bytes in every optimized record when SSA runs (and in a MinOpts
         // retry's, from its failed optimized attempt), in none when it does not.
         for child in ["SSA: liveness", "SSA: rename"] {
@@ -583,6 +597,175 @@ fn a_host_exception_through_the_jit_leaves_no_record_and_gives_every_page_back()
     }
 }
 
+/// A record never counts itself: what it needs (its name) is built outside the arena it
+/// measures, so a logged run measures the very bytes, kind by kind and phase by phase, of an
+/// unlogged one. The unlogged run writes no record (it asks for no context and no name): its
+/// counts come from its trace (JITARENA_TRACE, which asks for nothing either), replayed into a
+/// log by `jitarena replay`.
+#[test]
+fn a_logged_run_measures_the_bytes_of_an_unlogged_one() {
+    let Some(build) = example() else { return };
+    let jit = Example::new(build);
+    let programs = native::workspace_root().join("examples/cmake-jit/programs.txt");
+    let names = functions(&programs);
+    let work = &fresh("logged-unlogged");
+
+    let (base_log, diff_log) = (work.join("base.jas"), work.join("diff.jas"));
+    let mut logged = Command::new(&jit.host);
+    logged
+        .env_remove("JITARENA_LOG")
+        .env_remove("JITARENA_TRACE");
+    for (option, log) in [("-jitoption", &base_log), ("-jit2option", &diff_log)] {
+        logged
+            .arg(option)
+            .arg(format!("JitArenaLog={}", log.display()));
+    }
+    let (code, out) = run(logged.arg(&jit.base).arg(&jit.diff).arg(&programs));
+    assert_eq!(code, 0, "{out}");
+
+    let traces = work.join("traces");
+    std::fs::create_dir_all(&traces).expect("a directory");
+    let (code, out) = run(Command::new(&jit.host)
+        .env_remove("JITARENA_LOG")
+        .env("JITARENA_TRACE", traces.join("%m.jat"))
+        .arg(&jit.base)
+        .arg(&jit.diff)
+        .arg(&programs));
+    assert_eq!(code, 0, "{out}");
+
+    for (log, module) in [
+        (&base_log, "libminijit_base"),
+        (&diff_log, "libminijit_diff"),
+    ] {
+        let replayed = work.join(format!("{module}-unlogged.jas"));
+        ok(Command::new(env!("CARGO_BIN_EXE_jitarena"))
+            .arg("replay")
+            .arg(traces.join(format!("{module}.jat")))
+            .arg("-o")
+            .arg(&replayed));
+        let (with_log, without) = (records(log), records(&replayed));
+        assert_eq!(with_log.len(), names.len(), "{module}");
+        assert_eq!(without.len(), names.len(), "{module}");
+        for (w, u) in with_log.iter().zip(&without) {
+            // The unlogged run asked for neither: no context, no name.
+            assert_eq!(u["context"], -1, "{u}");
+            assert_eq!(
+                counts(w),
+                counts(u),
+                "{module}: context {} measures other bytes when logged",
+                w["context"]
+            );
+            assert!(w["kinds"].get("DebugOnly").is_none(), "{w}");
+        }
+        // Names longer than the JIT's buffer took the growth path (into the record's arena).
+        assert!(
+            with_log
+                .iter()
+                .any(|r| r["name"].as_str().is_some_and(|n| n.len() >= 8)),
+            "{module}: no name took the growth path"
+        );
+    }
+}
+
+/// Bypassing the host (the .NET JIT's Debug JitDirectAlloc: pages from the C library, for
+/// native memory tools) changes the pages, never the bytes: every record counts what it counts
+/// with the host's pages, on pages of jitarena's smallest size, and the host hands out no slab.
+#[test]
+fn bypassing_the_host_changes_the_pages_never_the_bytes() {
+    let Some(build) = example() else { return };
+    let jit = Example::new(build);
+    let programs = native::workspace_root().join("examples/cmake-jit/programs.txt");
+    let work = &fresh("direct-alloc");
+    let (host_base, host_diff) = (work.join("host-base.jas"), work.join("host-diff.jas"));
+    let (code, out) = jit.replay(&programs, [&host_base, &host_diff], None);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains(" 0 and 0 slabs from the host"), "{out}");
+
+    let (direct_base, direct_diff) = (work.join("direct-base.jas"), work.join("direct-diff.jas"));
+    let (code, out) = run(Command::new(&jit.host)
+        .args([
+            "-jitoption",
+            "JitDirectAlloc=1",
+            "-jit2option",
+            "JitDirectAlloc=1",
+        ])
+        .arg("-jitoption")
+        .arg(format!("JitArenaLog={}", direct_base.display()))
+        .arg("-jit2option")
+        .arg(format!("JitArenaLog={}", direct_diff.display()))
+        .arg(&jit.base)
+        .arg(&jit.diff)
+        .arg(&programs));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(" 0 and 0 slabs from the host, 0 failures"),
+        "{out}"
+    );
+
+    for (host, direct) in [(&host_base, &direct_base), (&host_diff, &direct_diff)] {
+        let (host, direct) = (records(host), records(direct));
+        assert_eq!(host.len(), direct.len());
+        for (h, d) in host.iter().zip(&direct) {
+            assert_eq!(h["context"], d["context"]);
+            assert_eq!(counts(h), counts(d), "context {}", h["context"]);
+            let reserved = d["reserved_bytes"].as_u64().expect("reserved bytes");
+            assert_eq!(reserved % 4096, 0, "{d}");
+        }
+        assert!(
+            direct
+                .iter()
+                .any(|d| d["reserved_bytes"].as_u64() < Some(65536)),
+            "no record on pages smaller than the host's"
+        );
+    }
+}
+
+/// The .NET JIT's Debug memory statistics (MEASURE_MEM_ALLOC) kept beside jitarena's counts, in
+/// the form the guide gives them, compile and count what jitarena counts: the example's
+/// statistics build writes a record for every context the baseline does, with each kind
+/// allocated as many times (its bytes differ where a structure holds a CompAllocator, a word
+/// wider in that flavour), and its own check that its MemStats count every kind's bytes as
+/// jitarena does (but the Compiler objects, which no CompAllocator allocates) never fails a
+/// compile.
+#[test]
+fn the_debug_memory_statistics_build_counts_what_jitarena_counts() {
+    let Some(build) = example() else { return };
+    let jit = Example::new(build);
+    let programs = native::workspace_root().join("examples/cmake-jit/programs.txt");
+    let work = &fresh("memstats");
+    let (base_log, stats_log) = (work.join("base.jas"), work.join("memstats.jas"));
+    let (code, out) = run(Command::new(&jit.host)
+        .arg("-jitoption")
+        .arg(format!("JitArenaLog={}", base_log.display()))
+        .arg("-jit2option")
+        .arg(format!("JitArenaLog={}", stats_log.display()))
+        .arg(&jit.base)
+        .arg(&jit.memstats)
+        .arg(&programs));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("(1 in MinOpts after a failed optimized attempt)") && !out.contains("differ"),
+        "{out}"
+    );
+    let (base, stats) = (records(&base_log), records(&stats_log));
+    assert_eq!(base.len(), functions(&programs).len());
+    assert_eq!(base.len(), stats.len());
+    let allocations = |r: &Value| -> Vec<(String, Value)> {
+        r["kinds"]
+            .as_object()
+            .expect("kinds")
+            .iter()
+            .map(|(kind, k)| (kind.clone(), k["count"].clone()))
+            .collect()
+    };
+    for (b, s) in base.iter().zip(&stats) {
+        for field in ["context", "tier", "name", "allocations"] {
+            assert_eq!(b[field], s[field], "{field}: {b} / {s}");
+        }
+        assert_eq!(allocations(b), allocations(s), "{b} / {s}");
+    }
+}
+
 /// Every code block of `docs/adopting.md` whose first line names a file of the example (as
 /// `// examples/cmake-jit/minijit.cpp`) is that file's code: its lines appear in the file in
 /// that order (trimmed; `...` lines stand for what is left out).
@@ -647,6 +830,11 @@ fn the_adoption_guide_quotes_the_example_as_it_is() {
         "if (jitarena_log_close() != 0)",
         "MINIJIT_BUILD_ID=\"${name}@${MINIJIT_REVISION}\")",
         "jitFallbackCompile = true;",
+        "mostRecentlyActivePhase = phase;",
+        "CompAllocator(compArenaAllocator->recordArena(), CMK_DebugOnly));",
+        "DoPhase(PHASE_LCLVARLIVENESS, [&] {",
+        "config.page_size = TMemKindTraits::bypassHostAllocator() ? JITARENA_MIN_PAGE_SIZE : JITARENA_DEFAULT_PAGE_SIZE;",
+        "return m_arena->allocateMemory(sz, jitarena_kind_slot_of(static_cast<uint32_t>(m_kind)));",
     ] {
         assert!(guide.contains(key), "docs/adopting.md does not show {key:?}");
     }
