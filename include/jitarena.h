@@ -242,6 +242,15 @@ typedef struct jitarena_config {
      *  compared and notice shards of different builds on one side. NULL (the default): none.
      *  UTF-8, at most JITARENA_MAX_BUILD_ID bytes. Copied at create. */
     const char* build_id;
+    /** Non-zero: a new page holds exactly the descriptor and the request that opened it, not
+     *  rounded up to page_size, as the .NET JIT's arena sizes its pages when it bypasses the
+     *  host (bypassHostAllocator(): JitDirectAlloc), so that every allocation lies alone at
+     *  the start of a page of its own from the page allocator, where a native memory tool sees
+     *  an overrun. 0 (the default, and what a config from an older header gets): pages are
+     *  rounded up to page_size. */
+    uint32_t exact_pages;
+    /** Unused; 0. */
+    uint32_t reserved3;
 } jitarena_config;
 
 /** An arena. Opaque but for its first member, the public head that the inline fast path uses. */

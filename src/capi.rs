@@ -158,6 +158,8 @@ fn default_config() -> jitarena_config {
         kinds_by_phase: 0,
         reserved2: 0,
         build_id: ptr::null(),
+        exact_pages: 0,
+        reserved3: 0,
     }
 }
 
@@ -218,7 +220,8 @@ unsafe fn read_config(config: *const jitarena_config) -> Result<jitarena_config,
         page_free,
         host,
         kinds_by_phase,
-        build_id
+        build_id,
+        exact_pages
     );
     Ok(out)
 }
@@ -422,6 +425,7 @@ unsafe fn setup_from_c(config: *const jitarena_config) -> Result<ArenaSetup, Err
         pager,
         trace: recorder::trace_recording()?,
         kinds_by_phase: c.kinds_by_phase != 0,
+        exact_pages: c.exact_pages != 0,
         build,
     })
 }

@@ -195,8 +195,8 @@ private:
         config.page_free   = freePage;
         config.build_id    = TMemKindTraits::BuildId;
         // The JIT's arena sizes a page exactly (its descriptor and the request) when it bypasses
-        // the host; jitarena's smallest pages come closest (each still from the C library).
-        config.page_size = TMemKindTraits::bypassHostAllocator() ? JITARENA_MIN_PAGE_SIZE : JITARENA_DEFAULT_PAGE_SIZE;
+        // the host: so does jitarena (each page still from the C library, through the traits).
+        config.exact_pages = TMemKindTraits::bypassHostAllocator() ? 1 : 0;
         jitarena* arena  = jitarena_create(&config);
         if (arena == nullptr)
         {

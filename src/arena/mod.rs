@@ -60,6 +60,7 @@ pub struct Config {
     page_size: usize,
     limit_bytes: u64,
     kinds_by_phase: bool,
+    exact_pages: bool,
     build_id: Option<String>,
 }
 
@@ -72,6 +73,7 @@ impl Config {
             page_size: JITARENA_DEFAULT_PAGE_SIZE as usize,
             limit_bytes: 0,
             kinds_by_phase: false,
+            exact_pages: false,
             build_id: None,
         }
     }
@@ -101,6 +103,14 @@ impl Config {
         self
     }
 
+    /// Sizes each new page to the descriptor and the request that opened it, not rounded up to
+    /// the page size, as the C config's `exact_pages` does (the .NET JIT's arena bypassing its
+    /// host).
+    pub fn exact_pages(mut self, on: bool) -> Config {
+        self.exact_pages = on;
+        self
+    }
+
     /// Names the JIT's build (its commit, say), written into the stats log with its records,
     /// as the C config's `build_id` does (at most `JITARENA_MAX_BUILD_ID` bytes).
     pub fn build_id(mut self, build: &str) -> Config {
@@ -123,6 +133,7 @@ impl Config {
             pager,
             trace: false,
             kinds_by_phase: self.kinds_by_phase,
+            exact_pages: self.exact_pages,
             build: self.build_id.clone(),
         })
     }
@@ -209,6 +220,7 @@ impl Arena {
             pager: Pager::Builtin,
             trace: false,
             kinds_by_phase,
+            exact_pages: false,
             build: None,
         })?;
         Ok(Arena {

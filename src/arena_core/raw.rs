@@ -94,6 +94,8 @@ pub(crate) struct ArenaSetup {
     pub trace: bool,
     /// Record bytes per (phase, kind).
     pub kinds_by_phase: bool,
+    /// Pages of the descriptor and the request that opened them, not rounded to the page size.
+    pub exact_pages: bool,
     /// The JIT's build id, written into the stats log with its records.
     pub build: Option<String>,
 }
@@ -114,6 +116,9 @@ pub(crate) struct RawArena {
     /// The JIT's build id, from the config.
     pub(crate) build: Option<String>,
     page_size: usize,
+    /// Pages sized to the descriptor and the request that opened them (the config's
+    /// `exact_pages`).
+    exact_pages: bool,
     limit_bytes: u64,
     pager: Pager,
     pages: Vec<Page>,
@@ -181,6 +186,7 @@ impl RawArena {
             kinds: KindTotals::new(setup.schema.kinds.len()),
             schema: setup.schema,
             page_size: setup.page_size,
+            exact_pages: setup.exact_pages,
             limit_bytes: setup.limit_bytes,
             pager: setup.pager,
             pages: Vec::new(),
@@ -327,6 +333,7 @@ impl RawArena {
         // 1 GiB and never 0 (checked with the config): the refusal below never happens.
         let wanted = DESCRIPTOR + rounded;
         let bytes = match wanted <= self.page_size {
+            _ if self.exact_pages => wanted,
             true => self.page_size,
             false => match wanted.checked_next_multiple_of(self.page_size) {
                 Some(bytes) => bytes,
@@ -818,6 +825,7 @@ impl RawArena {
         };
         Shared::ptr_eq(&self.schema, &setup.schema)
             && self.page_size == setup.page_size
+            && self.exact_pages == setup.exact_pages
             && self.limit_bytes == setup.limit_bytes
             && same_pager
             && self.trace.is_some() == setup.trace

@@ -10,7 +10,8 @@
  * sizes, sizes that fill a page's tail exactly or miss it by one, a page's size less the
  * descriptor, rare ones of 64 KiB to 4 MiB), kinds in and out of range, through jitarena_alloc,
  * jitarena_alloc_slot and jitarena_alloc_slow; a new arena per method and one arena reset
- * between methods; pages of 4 KiB, 64 KiB and 1 MiB.
+ * between methods; pages of 4 KiB, 64 KiB and 1 MiB, and pages of exactly the descriptor and the
+ * request that opened them (exact_pages: the JIT's arena bypassing its host).
  *
  *   layout_identity [METHODS]     prints "layout_identity: N checks, F failed" */
 #include <stddef.h>
@@ -148,6 +149,7 @@ typedef struct plain_page {
 
 typedef struct {
     size_t page_size;
+    int exact; /* the JIT's bypassHostAllocator(): pages of exactly the descriptor and request */
     plain_page* first;
     plain_page* last;
     uintptr_t next_free, last_free;
@@ -160,7 +162,7 @@ static uintptr_t plain_contents(const plain_page* page) {
 static void* plain_new_page(plain_arena* a, size_t size) {
     size_t bytes = PLAIN_DESCRIPTOR_WORDS * WORD + size;
     plain_page* page;
-    bytes = (bytes + a->page_size - 1) / a->page_size * a->page_size;
+    if (!a->exact) bytes = (bytes + a->page_size - 1) / a->page_size * a->page_size;
     page = (plain_page*)host_alloc(NULL, bytes);
     if (page == NULL) return NULL;
     if (a->last != NULL) {
@@ -308,12 +310,13 @@ static void touch(void* block, size_t size) {
 static long blocks_total, constant_total, pages_total, order_jit, order_reversed, order_other;
 
 /* The plain arena over a fresh stream: the events, and where each block and page lies. */
-static int plain_run(size_t page_size, size_t n, unsigned salt) {
+static int plain_run(size_t page_size, int exact, size_t n, unsigned salt) {
     plain_arena p;
     size_t i, obtained = 0;
     int j, pages;
     memset(&p, 0, sizeof p);
     p.page_size = page_size;
+    p.exact = exact;
     host_begin(salt);
     for (i = 0; i < n; i++) {
         void* block;
@@ -372,7 +375,9 @@ static void run_method(jitarena** arena, const jitarena_config* cfg, int per_met
     tail_share = below(4) == 0 ? (cfg->page_size > 65536 ? 5 : 40) : 2;
     n = r < 60 ? 20 + below(400) : r < 90 ? 400 + below(3600) : r < 99 ? 4000 + below(16000)
                                                                        : 20000 + below(20000);
-    pages = plain_run(cfg->page_size, n, salt);
+    /* Exact pages take a page (and a 4 KiB stride of the host's buffer) per request. */
+    if (cfg->exact_pages && n > 2000) n = 2000;
+    pages = plain_run(cfg->page_size, (int)cfg->exact_pages, n, salt);
     if (pages < 0) return;
 
     host_begin(salt);
@@ -459,15 +464,18 @@ int main(int argc, char** argv) {
     static const struct {
         size_t page_size;
         int per_method;
+        int exact;
         const char* name;
         unsigned share; /* of METHODS, in eighths */
     } runs[] = {
-        {65536, 1, "64 KiB pages, an arena per method", 8},
-        {65536, 0, "64 KiB pages, one arena reset", 8},
-        {4096, 1, "4 KiB pages, an arena per method", 3},
-        {4096, 0, "4 KiB pages, one arena reset", 3},
-        {1u << 20, 1, "1 MiB pages, an arena per method", 3},
-        {1u << 20, 0, "1 MiB pages, one arena reset", 3},
+        {65536, 1, 0, "64 KiB pages, an arena per method", 8},
+        {65536, 0, 0, "64 KiB pages, one arena reset", 8},
+        {4096, 1, 0, "4 KiB pages, an arena per method", 3},
+        {4096, 0, 0, "4 KiB pages, one arena reset", 3},
+        {1u << 20, 1, 0, "1 MiB pages, an arena per method", 3},
+        {1u << 20, 0, 0, "1 MiB pages, one arena reset", 3},
+        {65536, 1, 1, "exact pages (bypassing the host), an arena per method", 1},
+        {65536, 0, 1, "exact pages (bypassing the host), one arena reset", 1},
     };
     unsigned methods = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 2000;
     unsigned char* buffer = (unsigned char*)malloc(HOST_BYTES + 4096);
@@ -488,6 +496,7 @@ int main(int argc, char** argv) {
         cfg.kind_names = kind_names;
         cfg.kind_count = sizeof kind_names / sizeof kind_names[0];
         cfg.page_size = runs[k].page_size;
+        cfg.exact_pages = (uint32_t)runs[k].exact;
         cfg.page_alloc = host_alloc;
         cfg.page_free = host_free;
         where = runs[k].name;

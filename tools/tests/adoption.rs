@@ -669,7 +669,7 @@ fn a_logged_run_measures_the_bytes_of_an_unlogged_one() {
 
 /// Bypassing the host (the .NET JIT's Debug JitDirectAlloc: pages from the C library, for
 /// native memory tools) changes the pages, never the bytes: every record counts what it counts
-/// with the host's pages, on pages of jitarena's smallest size, and the host hands out no slab.
+/// with the host's pages, on pages of exactly their descriptor and block, and the host hands out no slab.
 #[test]
 fn bypassing_the_host_changes_the_pages_never_the_bytes() {
     let Some(build) = example() else { return };
@@ -708,8 +708,14 @@ fn bypassing_the_host_changes_the_pages_never_the_bytes() {
         for (h, d) in host.iter().zip(&direct) {
             assert_eq!(h["context"], d["context"]);
             assert_eq!(counts(h), counts(d), "context {}", h["context"]);
-            let reserved = d["reserved_bytes"].as_u64().expect("reserved bytes");
-            assert_eq!(reserved % 4096, 0, "{d}");
+            // A page per allocation, of exactly its descriptor and its block (exact_pages).
+            let field = |k: &str| d[k].as_u64().unwrap_or_else(|| panic!("{k}: {d}"));
+            let descriptor = 3 * std::mem::size_of::<usize>() as u64;
+            assert_eq!(
+                field("reserved_bytes"),
+                field("used_bytes") + descriptor * field("pages"),
+                "{d}"
+            );
         }
         assert!(
             direct
@@ -833,7 +839,7 @@ fn the_adoption_guide_quotes_the_example_as_it_is() {
         "mostRecentlyActivePhase = phase;",
         "CompAllocator(compArenaAllocator->recordArena(), CMK_DebugOnly));",
         "DoPhase(PHASE_LCLVARLIVENESS, [&] {",
-        "config.page_size = TMemKindTraits::bypassHostAllocator() ? JITARENA_MIN_PAGE_SIZE : JITARENA_DEFAULT_PAGE_SIZE;",
+        "config.exact_pages = TMemKindTraits::bypassHostAllocator() ? 1 : 0;",
         "return m_arena->allocateMemory(sz, jitarena_kind_slot_of(static_cast<uint32_t>(m_kind)));",
     ] {
         assert!(guide.contains(key), "docs/adopting.md does not show {key:?}");
