@@ -325,6 +325,18 @@ typedef struct jitarena_head {
  *  as slot 255 (JITARENA_MAX_KINDS) is. */
 typedef uint8_t jitarena_kind_slot;
 
+/** Every arena's address (jitarena_create()'s result) is a multiple of this, so that an arena
+ *  and a kind's slot share one word: jitarena_kind_handle. */
+#define JITARENA_ARENA_ALIGN 256u
+
+/** An arena and one kind's counter slot in one pointer-sized word: the arena's address, whose
+ *  low 8 bits are 0 (JITARENA_ARENA_ALIGN), with the slot in them. What a JIT's allocator object
+ *  of one kind holds (the .NET JIT's CompAllocator is one word, passed in a register by value on
+ *  every calling convention, Microsoft x64 included, where a 16-byte object goes through a copy
+ *  in memory). Made with jitarena_kind_handle_of(), allocated from with
+ *  jitarena_alloc_handle_or(). */
+typedef uintptr_t jitarena_kind_handle;
+
 /** A finished method, passed to jitarena_method_done(). Initialize it with
  *  JITARENA_METHOD_INIT or jitarena_method_init(), then set its fields: a struct_size of 0
  *  (as `jitarena_method m = {0}` leaves it) is refused with JITARENA_E_CONFIG. */
@@ -454,6 +466,28 @@ static inline jitarena_kind_slot jitarena_kind_slot_of(uint32_t kind) {
     return (jitarena_kind_slot)(kind < JITARENA_MAX_KINDS ? kind : JITARENA_MAX_KINDS);
 }
 
+/** The handle of `kind` in `arena` (its slot as jitarena_kind_slot_of() gives it). */
+static inline jitarena_kind_handle jitarena_kind_handle_of(jitarena* arena, uint32_t kind) {
+    /* Tells the compiler the low bits are the slot's alone, so that a handle made where it is
+     * used (a call site's allocator object) is taken apart at no cost. */
+#if defined(__clang__)
+    __builtin_assume(((uintptr_t)arena & (uintptr_t)(JITARENA_ARENA_ALIGN - 1u)) == 0);
+#elif defined(__GNUC__)
+    arena = (jitarena*)__builtin_assume_aligned(arena, JITARENA_ARENA_ALIGN);
+#endif
+    return (uintptr_t)arena | (uintptr_t)jitarena_kind_slot_of(kind);
+}
+
+/** The arena of a handle. */
+static inline jitarena* jitarena_handle_arena(jitarena_kind_handle handle) {
+    return (jitarena*)(handle & ~(uintptr_t)(JITARENA_ARENA_ALIGN - 1u));
+}
+
+/** The kind slot of a handle. */
+static inline jitarena_kind_slot jitarena_handle_slot(jitarena_kind_handle handle) {
+    return (jitarena_kind_slot)(handle & (uintptr_t)(JITARENA_ARENA_ALIGN - 1u));
+}
+
 /** What jitarena_alloc_slot_or() calls when a request fails: the JIT's out-of-memory path
  *  (which may throw or long-jump from here: it runs in the caller's code, never inside the
  *  library), or a function that returns a block from elsewhere, or NULL. It takes no
@@ -537,6 +571,15 @@ static inline void* jitarena_alloc_slot_or(jitarena* arena, size_t size, jitaren
         return on_failure();
     }
     return block;
+}
+
+/** jitarena_alloc_slot_or() through a kind handle (jitarena_kind_handle_of()): the arena and
+ *  the slot taken from its one word, two instructions of arithmetic and no load. The handle's
+ *  arena must be live, as for jitarena_alloc_slot_or(). */
+static inline void* jitarena_alloc_handle_or(jitarena_kind_handle handle, size_t size,
+                                             jitarena_on_failure on_failure) {
+    return jitarena_alloc_slot_or(jitarena_handle_arena(handle), size,
+                                  jitarena_handle_slot(handle), on_failure);
 }
 
 /** The return address of the function this is written in (NULL where the compiler has no

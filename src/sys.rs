@@ -19,6 +19,7 @@ pub const JITARENA_MARK_SWITCH: u32 = 0;
 pub const JITARENA_MARK_BEGIN: u32 = 1;
 pub const JITARENA_MARK_END: u32 = 2;
 pub const JITARENA_MARKS: u32 = 256;
+pub const JITARENA_ARENA_ALIGN: u32 = 256;
 pub const JITARENA_EVENT_ALLOC: u32 = 0;
 pub const JITARENA_EVENT_PHASE: u32 = 1;
 #[doc = " The descriptor at the start of every page, as the .NET JIT's arena lays its pages out: three\n  pointer-sized words (the JIT's next page, page bytes and bytes used), then the blocks, bumped\n  upward from just past it, so that every block lies at the offset in its page where the JIT's\n  arena would put it. The library reserves the words and leaves them as the page allocator\n  gave them: it keeps its page list apart and never reads or writes a page's bytes."]
@@ -369,6 +370,8 @@ const _: () = {
 };
 #[doc = " A kind's counter slot: every value indexes the head's counters in bounds, so the inline\n  path needs no check. Obtain it once, with jitarena_kind_slot_of(), where a JIT makes its\n  allocator object (a CompAllocator holding its kind), and allocate with\n  jitarena_alloc_slot(). Slots from kind_count to 254 are counted in the invalid-kind bucket,\n  as slot 255 (JITARENA_MAX_KINDS) is."]
 pub type jitarena_kind_slot = u8;
+#[doc = " An arena and one kind's counter slot in one pointer-sized word: the arena's address, whose\n  low 8 bits are 0 (JITARENA_ARENA_ALIGN), with the slot in them. What a JIT's allocator object\n  of one kind holds (the .NET JIT's CompAllocator is one word, passed in a register by value on\n  every calling convention, Microsoft x64 included, where a 16-byte object goes through a copy\n  in memory). Made with jitarena_kind_handle_of(), allocated from with\n  jitarena_alloc_handle_or()."]
+pub type jitarena_kind_handle = usize;
 #[doc = " A finished method, passed to jitarena_method_done(). Initialize it with\n  JITARENA_METHOD_INIT or jitarena_method_init(), then set its fields: a struct_size of 0\n  (as `jitarena_method m = {0}` leaves it) is refused with JITARENA_E_CONFIG."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]

@@ -170,10 +170,11 @@ static void arena_destroy(arena_allocator* a) {
     a->handle = NULL;
 }
 static void arena_reset(arena_allocator* a) { jitarena_reset(a->handle); }
-/* The guide's CompAllocatorT: the jitarena and the kind's slot. */
-typedef struct { jitarena* arena; jitarena_kind_slot slot; } allocator;
+/* The guide's CompAllocatorT: one word, as the JIT's, the jitarena and the kind's slot in a
+ * jitarena_kind_handle. */
+typedef struct { jitarena_kind_handle handle; } allocator;
 static inline void* allocate(allocator c, size_t size) {
-    return jitarena_alloc_slot_or(c.arena, size, c.slot, out_of_memory);
+    return jitarena_alloc_handle_or(c.handle, size, out_of_memory);
 }
 static const char* kind_names[KINDS];
 static const char* phase_names[PHASES];
@@ -206,13 +207,13 @@ static void compiler_init(compiler* comp, arena_allocator* arena, const compiler
 }
 
 /* Compiler::getAllocator(kind): the JIT's holds its ArenaAllocator, the guide's the jitarena
- * and the kind's slot. */
+ * and the kind's slot in one word. */
 static inline allocator allocator_of(const compiler* comp, uint32_t kind) {
 #ifdef PLAIN_ARENA
     allocator c = {comp->arena};
     (void)kind;
 #else
-    allocator c = {comp->handle, jitarena_kind_slot_of(kind)};
+    allocator c = {jitarena_kind_handle_of(comp->handle, kind)};
 #endif
     return c;
 }

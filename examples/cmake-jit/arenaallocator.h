@@ -106,6 +106,13 @@ public:
         return jitarena_alloc_slot_or(arena, size, slot, onFailure);
     }
 
+    // The same through a kind handle (the jitarena and the kind's slot in one word), for
+    // CompAllocatorT.
+    static void* allocateMemory(jitarena_kind_handle handle, size_t size)
+    {
+        return jitarena_alloc_handle_or(handle, size, onFailure);
+    }
+
     // The same, for the few callers that allocate through the arena object (jitNativeCode's
     // Compiler objects).
     void* allocateMemory(size_t size, jitarena_kind_slot slot)
@@ -266,18 +273,19 @@ public:
 
 // An allocator of one kind, passed by value (the .NET JIT's CompAllocator, from
 // compiler->getAllocator(CMK_...)). It holds the jitarena itself, not the ArenaAllocatorT
-// object: an allocation through a CompAllocator held in memory (a container's) then loads the
-// arena's bump pointers through one pointer, as the .NET JIT's own does.
+// object, with its kind's slot in the same word (a jitarena_kind_handle): one word, as the .NET
+// JIT's Release CompAllocator, so that it travels in a register by value on every calling
+// convention, and an allocation through one held in memory (a container's) loads the arena's
+// bump pointers through one pointer, as the .NET JIT's own does.
 template <typename TMemKindTraits>
 class CompAllocatorT
 {
     using MemKind = typename TMemKindTraits::MemKind;
     using Arena   = ArenaAllocatorT<TMemKindTraits>;
 
-    jitarena* m_arena;
-    // The kind's counter slot, kept in Release builds too (the .NET JIT's Release CompAllocator
-    // holds only its arena): counting is then the slot's load and one addition, with no clamp.
-    jitarena_kind_slot m_slot;
+    // The jitarena and the kind's counter slot, in one word (the .NET JIT's Release
+    // CompAllocator holds only its arena): counting is then one addition, with no clamp.
+    jitarena_kind_handle m_handle;
 #if MEASURE_MEM_ALLOC
     // The Debug statistics of the arena object it was made from (nullptr when made from a
     // jitarena alone, as the record's allocators are: counted in neither).
@@ -287,8 +295,7 @@ class CompAllocatorT
 public:
     // From the Compiler's jitarena (Compiler::getAllocator).
     CompAllocatorT(jitarena* arena, MemKind kind)
-        : m_arena(arena)
-        , m_slot(jitarena_kind_slot_of(static_cast<uint32_t>(kind)))
+        : m_handle(jitarena_kind_handle_of(arena, static_cast<uint32_t>(kind)))
 #if MEASURE_MEM_ALLOC
         , m_statsAllocator(nullptr)
 #endif
@@ -319,7 +326,7 @@ public:
             return static_cast<T*>(m_statsAllocator->allocateMemory(count * sizeof(T)));
         }
 #endif
-        return static_cast<T*>(Arena::allocateMemory(m_arena, count * sizeof(T), m_slot));
+        return static_cast<T*>(Arena::allocateMemory(m_handle, count * sizeof(T)));
     }
 
     // Blocks are freed with the arena.

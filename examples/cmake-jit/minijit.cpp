@@ -198,8 +198,8 @@ const char* const* const JitMemKindTraits::PhaseNames = ::PhaseNames;
 using ArenaAllocator = ArenaAllocatorT<JitMemKindTraits>;
 using CompAllocator  = CompAllocatorT<JitMemKindTraits>;
 #if !MEASURE_MEM_ALLOC
-static_assert(sizeof(CompAllocator) == 2 * sizeof(void*),
-              "a CompAllocator is its jitarena and its kind's slot: one word more than the .NET JIT's Release one");
+static_assert(sizeof(CompAllocator) == sizeof(void*),
+              "a CompAllocator is its jitarena and its kind's slot in one word, as the .NET JIT's Release one");
 #endif
 
 // How a compile ends (the .NET JIT's CorJitResult), and the exception that ends it early.

@@ -106,8 +106,9 @@ struct Page {
 }
 
 /// One arena. `head` must stay the first field: the C header casts `jitarena*` to
-/// `jitarena_head*`.
-#[repr(C)]
+/// `jitarena_head*`. Aligned to `JITARENA_ARENA_ALIGN`, so that an arena's address and a kind
+/// slot share one word (the header's `jitarena_kind_handle`).
+#[repr(C, align(256))]
 pub(crate) struct RawArena {
     pub(crate) head: jitarena_head,
     /// The 64-bit per-kind totals that `head.kind_packed` is drained into.
@@ -861,3 +862,6 @@ impl Drop for RawArena {
 
 // The C header casts `jitarena*` to `jitarena_head*`: the head must sit at offset 0.
 const _: () = assert!(std::mem::offset_of!(RawArena, head) == 0);
+// A kind handle keeps the slot in the address's low bits, below the header's alignment.
+const _: () =
+    assert!(std::mem::align_of::<RawArena>() == crate::sys::JITARENA_ARENA_ALIGN as usize);

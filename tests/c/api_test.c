@@ -309,6 +309,29 @@ static void test_host_pages_past_the_address_space(void) {
 }
 
 /* A program compiled against another header than the library's is refused at create. */
+/* A kind handle: the arena (aligned to JITARENA_ARENA_ALIGN) and the kind's slot in one word,
+ * taken apart exactly, and its allocations counted under the kind (or the invalid bucket). */
+static void test_kind_handles(void) {
+    static const uint32_t kinds[] = {0, 1, 2, 3, 254, 255, 1000, 0xFFFFFFFFu};
+    jitarena* a = make_arena();
+    jitarena* b = make_arena();
+    size_t i;
+    CHECK(a != NULL && b != NULL);
+    CHECK((uintptr_t)a % JITARENA_ARENA_ALIGN == 0 && (uintptr_t)b % JITARENA_ARENA_ALIGN == 0);
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        jitarena_kind_handle h = jitarena_kind_handle_of(a, kinds[i]);
+        CHECK(jitarena_handle_arena(h) == a);
+        CHECK(jitarena_handle_slot(h) == jitarena_kind_slot_of(kinds[i]));
+        CHECK(jitarena_alloc_handle_or(h, 24, (jitarena_on_failure)NULL) != NULL);
+    }
+    CHECK(jitarena_kind_bytes(a, 0) == 24 && jitarena_kind_count(a, 2) == 1);
+    /* Kinds 3 and up (3 are configured) are the invalid bucket's: 3, 254, 255, 1000, 2^32-1. */
+    CHECK(jitarena_kind_count(a, JITARENA_INVALID_KIND) == 5);
+    CHECK(jitarena_total_count(b) == 0); /* nothing went to the other arena */
+    jitarena_destroy(a);
+    jitarena_destroy(b);
+}
+
 static void test_abi_mismatch(void) {
     jitarena_config cfg;
     jitarena_config_init(&cfg);
@@ -348,6 +371,7 @@ int main(void) {
     test_inline_path_and_readers();
     test_phases();
     test_nested_phases();
+    test_kind_handles();
     test_abi_mismatch();
     test_host_pages_and_limit();
     test_misaligned_host_pages();
