@@ -9,7 +9,7 @@ use crate::fallible;
 use crate::sys::{JITARENA_MARK_BEGIN, JITARENA_MARK_END};
 
 /// The most phases [`PhaseBytes`] keeps begun inside one another: deeper than any JIT nests;
-/// past it, the outermost is forgotten (its end then returns to "no phase").
+/// past it, the phases begun so far are forgotten (their ends then return to "no phase").
 const NESTING: usize = 64;
 
 /// The phases' bytes and which phase runs.
@@ -107,7 +107,7 @@ impl PhaseBytes {
         let (owner, next) = match op {
             JITARENA_MARK_BEGIN => {
                 if self.outer.len() == NESTING {
-                    self.outer.remove(0); // the outermost, forgotten
+                    self.outer.clear(); // deeper than any JIT: forgotten
                 }
                 // Within the room made above and at `new`: never allocates.
                 let _ = fallible::push_within(&mut self.outer, running);
@@ -225,7 +225,8 @@ mod tests {
         );
     }
 
-    /// Nesting deeper than kept forgets the outermost: its end returns to "no phase".
+    /// Nesting deeper than kept forgets the phases begun so far: their ends return to "no
+    /// phase", and every byte is still counted once.
     #[test]
     fn nesting_past_its_room_forgets_the_outermost() {
         let mut p = PhaseBytes::new(2).unwrap();

@@ -331,15 +331,15 @@ impl RawArena {
     fn new_page(&mut self, rounded: usize) -> Result<usize, Error> {
         // A page of the page size unless the request needs more (no division then). `rounded`
         // is at most MAX_REQUEST, a quarter of the address space, and the page size at most
-        // 1 GiB and never 0 (checked with the config): the refusal below never happens.
+        // 1 GiB and never 0 (checked with the config): the rounding never overflows.
         let wanted = DESCRIPTOR + rounded;
         let bytes = match wanted <= self.page_size {
             _ if self.exact_pages => wanted,
             true => self.page_size,
-            false => match wanted.checked_next_multiple_of(self.page_size) {
-                Some(bytes) => bytes,
-                None => return Err(self.fail(ErrorCode::SizeOverflow, "a page too large to name")),
-            },
+            // Never `None` (see above): the fallback only keeps the division's checks quiet.
+            false => wanted
+                .checked_next_multiple_of(self.page_size)
+                .unwrap_or(wanted),
         };
         // Exposed: the cursor (an integer, shared with C) is turned back into pointers into it.
         let base = self.obtain(bytes)?.expose_provenance();

@@ -59,6 +59,11 @@ int main(int argc, char** argv) {
         if (jitarena_fits(head, cursor, 8, &next) && jitarena_take(head, cursor, next, 8, 0) == NULL) return 1;
     }
     if (jitarena_alloc_slot_at(a, 8, 0, JITARENA_CALLER_SITE()) == NULL) return 1;
+    {
+        jitarena_kind_handle h = jitarena_kind_handle_of(a, 1);
+        if (jitarena_handle_arena(h) != a || jitarena_handle_slot(h) != 1) return 1;
+        if (jitarena_alloc_handle_or(h, 8, (jitarena_on_failure)NULL) == NULL) return 1;
+    }
     if (jitarena_alloc_slow_at(a, 16, 1, (const void*)0) == NULL) return 1;
     jitarena_destroy(jitarena_create_checked(&cfg, JITARENA_ABI_VERSION, sizeof(jitarena_head)));
     events[0].op = JITARENA_EVENT_ALLOC;
