@@ -154,7 +154,7 @@ impl Failure {
     }
 
     /// A kind present on both sides grew past the limit, its gain counted up to the
-    /// collection's (`total_gain`, see [`judged_growth`]); `floor`: the least bytes a kind
+    /// collection's (`total_gain`, see `judged_growth`); `floor`: the least bytes a kind
     /// needs to be judged.
     pub fn kind(k: &Delta, limit: f64, floor: u64, total_gain: u64) -> Failure {
         let p = pct_change(k.base, k.diff);
