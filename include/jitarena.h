@@ -242,6 +242,10 @@ typedef struct jitarena_config {
      *  compared and notice shards of different builds on one side. NULL (the default): none.
      *  UTF-8, at most JITARENA_MAX_BUILD_ID bytes. Copied at create. */
     const char* build_id;
+    /** Unused; 0. Keeps exact_pages past the end of a config from an older header on every
+     *  target (on 32-bit ARM and Windows the old struct's tail padding would otherwise hold
+     *  it). */
+    uint32_t reserved3;
     /** Non-zero: a new page holds exactly the descriptor and the request that opened it, not
      *  rounded up to page_size, as the .NET JIT's arena sizes its pages when it bypasses the
      *  host (bypassHostAllocator(): JitDirectAlloc), so that every allocation lies alone at
@@ -249,8 +253,6 @@ typedef struct jitarena_config {
      *  an overrun. 0 (the default, and what a config from an older header gets): pages are
      *  rounded up to page_size. */
     uint32_t exact_pages;
-    /** Unused; 0. */
-    uint32_t reserved3;
 } jitarena_config;
 
 /** An arena. Opaque but for its first member, the public head that the inline fast path uses. */
@@ -413,7 +415,8 @@ jitarena* jitarena_create_checked(const jitarena_config* config, uint32_t abi_ve
     jitarena_create_checked((config), JITARENA_ABI_VERSION, sizeof(jitarena_head))
 
 /** Frees every page the arena holds and ends the arena (the library keeps up to 8 destroyed
- *  arenas, without pages, for later creates of the same config: a JIT that creates and
+ *  arenas, with at most one spare page of the built-in page allocator and none of a host's,
+ *  for later creates of the same config: a JIT that creates and
  *  destroys one per method then allocates nothing for them). NULL is ignored. The arena must not be used after:
  *  the library keeps a set of live arenas, so that this and every other out-of-line function
  *  refuses a destroyed (or never created) arena with JITARENA_E_STATE without reading it, until
@@ -466,7 +469,8 @@ static inline jitarena_kind_slot jitarena_kind_slot_of(uint32_t kind) {
     return (jitarena_kind_slot)(kind < JITARENA_MAX_KINDS ? kind : JITARENA_MAX_KINDS);
 }
 
-/** The handle of `kind` in `arena` (its slot as jitarena_kind_slot_of() gives it). */
+/** The handle of `kind` in `arena` (its slot as jitarena_kind_slot_of() gives it). `arena`
+ *  must be NULL or an arena from jitarena_create() (the compiler is told its low bits are 0). */
 static inline jitarena_kind_handle jitarena_kind_handle_of(jitarena* arena, uint32_t kind) {
     /* Tells the compiler the low bits are the slot's alone, so that a handle made where it is
      * used (a call site's allocator object) is taken apart at no cost. */
@@ -672,6 +676,10 @@ static inline void* jitarena_alloc(jitarena* arena, size_t size, uint32_t kind) 
  *   liveness steps), and the parent goes on running.
  * - jitarena_set_phase(a, p): the bytes since the last mark go to the running phase, and p
  *   runs alone (ending it leaves "no phase").
+ *
+ * Phases begun inside one another, the same phase again among them, unwind in turn: 64 deep at
+ * most, deeper than any JIT nests (past that the phases begun so far are forgotten, and their
+ * ends return to "no phase").
  *
  * Each call is inline: it writes one mark (the bytes used, the phase, the call) into the
  * arena's head, 10 instructions, and nothing else; the library reads the marks out of

@@ -158,8 +158,8 @@ fn default_config() -> jitarena_config {
         kinds_by_phase: 0,
         reserved2: 0,
         build_id: ptr::null(),
-        exact_pages: 0,
         reserved3: 0,
+        exact_pages: 0,
     }
 }
 

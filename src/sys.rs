@@ -123,10 +123,10 @@ pub struct jitarena_config {
     pub reserved2: u32,
     #[doc = " Which build of the JIT this is (its commit, say: \"a1b2c3d\"), written into the stats log\n  before the first record of this build, so that a memory diff can show which builds it\n  compared and notice shards of different builds on one side. NULL (the default): none.\n  UTF-8, at most JITARENA_MAX_BUILD_ID bytes. Copied at create."]
     pub build_id: *const ::core::ffi::c_char,
+    #[doc = " Unused; 0. Keeps exact_pages past the end of a config from an older header on every\n  target (on 32-bit ARM and Windows the old struct's tail padding would otherwise hold\n  it)."]
+    pub reserved3: u32,
     #[doc = " Non-zero: a new page holds exactly the descriptor and the request that opened it, not\n  rounded up to page_size, as the .NET JIT's arena sizes its pages when it bypasses the\n  host (bypassHostAllocator(): JitDirectAlloc), so that every allocation lies alone at\n  the start of a page of its own from the page allocator, where a native memory tool sees\n  an overrun. 0 (the default, and what a config from an older header gets): pages are\n  rounded up to page_size."]
     pub exact_pages: u32,
-    #[doc = " Unused; 0."]
-    pub reserved3: u32,
 }
 #[cfg(target_pointer_width = "64")]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -161,10 +161,10 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_config, reserved2) - 80usize];
     ["Offset of field: jitarena_config::build_id"]
         [::core::mem::offset_of!(jitarena_config, build_id) - 88usize];
-    ["Offset of field: jitarena_config::exact_pages"]
-        [::core::mem::offset_of!(jitarena_config, exact_pages) - 96usize];
     ["Offset of field: jitarena_config::reserved3"]
-        [::core::mem::offset_of!(jitarena_config, reserved3) - 100usize];
+        [::core::mem::offset_of!(jitarena_config, reserved3) - 96usize];
+    ["Offset of field: jitarena_config::exact_pages"]
+        [::core::mem::offset_of!(jitarena_config, exact_pages) - 100usize];
 };
 #[cfg(all(target_pointer_width = "32", target_arch = "x86", not(windows)))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -199,10 +199,10 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_config, reserved2) - 52usize];
     ["Offset of field: jitarena_config::build_id"]
         [::core::mem::offset_of!(jitarena_config, build_id) - 56usize];
-    ["Offset of field: jitarena_config::exact_pages"]
-        [::core::mem::offset_of!(jitarena_config, exact_pages) - 60usize];
     ["Offset of field: jitarena_config::reserved3"]
-        [::core::mem::offset_of!(jitarena_config, reserved3) - 64usize];
+        [::core::mem::offset_of!(jitarena_config, reserved3) - 60usize];
+    ["Offset of field: jitarena_config::exact_pages"]
+        [::core::mem::offset_of!(jitarena_config, exact_pages) - 64usize];
 };
 #[cfg(all(target_pointer_width = "32", any(not(target_arch = "x86"), windows)))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -237,10 +237,10 @@ const _: () = {
         [::core::mem::offset_of!(jitarena_config, reserved2) - 52usize];
     ["Offset of field: jitarena_config::build_id"]
         [::core::mem::offset_of!(jitarena_config, build_id) - 56usize];
-    ["Offset of field: jitarena_config::exact_pages"]
-        [::core::mem::offset_of!(jitarena_config, exact_pages) - 60usize];
     ["Offset of field: jitarena_config::reserved3"]
-        [::core::mem::offset_of!(jitarena_config, reserved3) - 64usize];
+        [::core::mem::offset_of!(jitarena_config, reserved3) - 60usize];
+    ["Offset of field: jitarena_config::exact_pages"]
+        [::core::mem::offset_of!(jitarena_config, exact_pages) - 64usize];
 };
 #[doc = " An arena. Opaque but for its first member, the public head that the inline fast path uses."]
 #[repr(C)]

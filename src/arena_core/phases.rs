@@ -228,7 +228,7 @@ mod tests {
     /// Nesting deeper than kept forgets the phases begun so far: their ends return to "no
     /// phase", and every byte is still counted once.
     #[test]
-    fn nesting_past_its_room_forgets_the_outermost() {
+    fn nesting_past_its_room_forgets_the_phases_begun_so_far() {
         let mut p = PhaseBytes::new(2).unwrap();
         for i in 0..(NESTING as u64 + 3) {
             p.mark(i, (i % 2) as u32, BEGIN);

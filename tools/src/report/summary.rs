@@ -823,13 +823,7 @@ fn sites_hint(o: &mut String, r: &Report) {
         "Which allocation sites grew: replay the contexts that grew most with both JITs and the trace on, then diff their sites:"
     );
     for (name, contexts) in grew {
-        // A pair of logs given as such names no collection file; a CSV's collection is named
-        // after its file, `.mch` included. Quoted for the shell it is pasted into.
-        let mch = match (name.contains(" vs "), name.ends_with(".mch")) {
-            (true, _) => "<collection>.mch".to_string(),
-            (false, true) => shell_quoted(&shown(name)),
-            (false, false) => shell_quoted(&format!("{}.mch", shown(name))),
-        };
+        let mch = collection_file(name);
         let _ = writeln!(
             o,
             "  {}: JITARENA_TRACE=sites/%m.jat superpmi -c {contexts} <base JIT> <diff JIT> {mch}",
@@ -840,6 +834,24 @@ fn sites_hint(o: &mut String, r: &Report) {
         o,
         "  then: jitarena sites sites/<base JIT>.jat sites/<diff JIT>.jat --base-module <base JIT> --diff-module <diff JIT>"
     );
+}
+
+/// The collection file a suggested command names, quoted for the shell it is pasted into: a
+/// CSV's collection is named after its file, `.mch` included; a pair of logs given as such
+/// (`a vs b`), or a name that cannot be pasted as it is (control characters, longer than a
+/// report shows), names none: `<collection>.mch`. A name that starts with `-` gets `./`, so
+/// that it is never taken for an option.
+fn collection_file(name: &str) -> String {
+    let file = match name.ends_with(".mch") {
+        true => name.to_string(),
+        false => format!("{name}.mch"),
+    };
+    let pasteable = !file.chars().any(char::is_control) && file.chars().count() <= 200;
+    match (name.contains(" vs "), pasteable, file.starts_with('-')) {
+        (false, true, false) => shell_quoted(&file),
+        (false, true, true) => shell_quoted(&format!("./{file}")),
+        _ => "<collection>.mch".to_string(),
+    }
 }
 
 /// `word` as one word of a POSIX shell: as it is when it holds only letters, digits and
@@ -1018,5 +1030,17 @@ mod tests {
             "a.mch",
             "a plain name stays as it is"
         );
+    }
+
+    /// The file named is the collection's own, once `.mch`, never an option, or none.
+    #[test]
+    fn a_collection_names_its_file_once() {
+        use super::collection_file;
+        assert_eq!(collection_file("x.mch"), "x.mch");
+        assert_eq!(collection_file("x"), "x.mch");
+        assert_eq!(collection_file("-rf"), "./-rf.mch");
+        assert_eq!(collection_file("a\u{7}b"), "<collection>.mch");
+        assert_eq!(collection_file("a.jas vs b.jas"), "<collection>.mch");
+        assert_eq!(collection_file(&"n".repeat(300)), "<collection>.mch");
     }
 }
