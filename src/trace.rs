@@ -1127,7 +1127,7 @@ fn drop_unclosed(frames: &mut FrameReader, streams: &mut HashMap<u64, Parts>, dr
         false => "",
     };
     frames.warnings.push(format!(
-        "{}: {} method(s) written in parts never closed (first parts at byte {}{more}), as when the process died or its trace write failed while recording them, or the file is cut short; their {events} events are dropped and every whole method is read",
+        "{}: {} method(s) written in parts never closed (first parts at byte {}{more}): a compile that failed, or an arena reset or destroyed before the method's end (the trace leaves such a method out), the process dying or a trace write failing while recording it, or the file cut short; their {events} events are dropped and every whole method is read",
         frames.path().display(),
         firsts.len(),
         shown.join(", "),
