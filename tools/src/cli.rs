@@ -777,6 +777,8 @@ fn pair_collection(a: &MemdiffArgs) -> Result<Collection, Error> {
 /// `jitarena summarize`: one summary over the platforms' memdiff reports.
 fn summarize(platforms: &[String], md: Option<&Path>) -> Result<u8, Error> {
     let mut read: Vec<(String, report::platforms::PlatformReport)> = Vec::new();
+    // Each report's bytes, hashed: the same report given for two platforms is said.
+    let mut seen: Vec<(u64, &str, &str)> = Vec::new();
     for pair in platforms.chunks(2) {
         let (name, path) = (&pair[0], Path::new(&pair[1]));
         if name.is_empty() {
@@ -789,6 +791,19 @@ fn summarize(platforms: &[String], md: Option<&Path>) -> Result<u8, Error> {
             check_not_input(md, &[path.to_path_buf()])?;
         }
         read.push((name.clone(), report::platforms::read_report(path)?));
+        if let Ok(bytes) = std::fs::read(path) {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut h);
+            let hash = h.finish();
+            if let Some((_, other, other_path)) = seen.iter().find(|(x, ..)| *x == hash) {
+                warn_all(&[format!(
+                    "--platform {name:?} ({}) gives the same report as --platform {other:?} ({other_path}): one platform's report given twice?",
+                    pair[1]
+                )]);
+            }
+            seen.push((hash, name, &pair[1]));
+        }
     }
     let text = report::platforms::render_platforms_markdown(&read);
     match md {

@@ -369,3 +369,37 @@ fn summarize_over_many_collections_holds_about_its_report() {
         "summarize of a {size}-byte report peaked at {peak} bytes (bound {bound})"
     );
 }
+
+/// The same report given for two platforms is said on standard error (a copy-paste slip in a
+/// pipeline), and the summary is still written.
+#[test]
+fn the_same_report_for_two_platforms_is_said() {
+    let linux = platform_report("same-linux", 1, 0.0);
+    let copy = tmp("same-copy.json");
+    std::fs::copy(&linux, &copy).unwrap();
+    let (code, out, err) = cli(&[
+        "summarize",
+        "--platform",
+        "linux x64",
+        s(&linux),
+        "--platform",
+        "windows x64",
+        s(&copy),
+    ]);
+    assert!(code == 0 || code == 1, "{out}{err}");
+    assert!(
+        err.contains("warning: --platform \"windows x64\"") && err.contains("same report"),
+        "{err}"
+    );
+    let other = platform_report("same-other", 5, 200.0);
+    let (_, _, err) = cli(&[
+        "summarize",
+        "--platform",
+        "a",
+        s(&linux),
+        "--platform",
+        "b",
+        s(&other),
+    ]);
+    assert!(!err.contains("same report"), "{err}");
+}
