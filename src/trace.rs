@@ -784,13 +784,17 @@ impl TraceReader {
                         read_module(&frame.payload, modules).map_err(corrupt)?;
                         continue;
                     }
-                    if frame.kind == FRAME_PART && version >= 3 {
+                    // A part or a closing frame is read under a version-2 header too: a JIT's
+                    // trace says version 2 until its first part, and a copy taken before the
+                    // header was written again (or a header that could not be) still holds
+                    // them; no version-2 writer writes these frame types otherwise.
+                    if frame.kind == FRAME_PART && version >= 2 {
                         read_part(&frame.payload, frame.offset, modules, streams)
                             .map_err(corrupt)?;
                         continue;
                     }
                     let (checked, in_parts) = match frame.kind {
-                        FRAME_CLOSE if version >= 3 => {
+                        FRAME_CLOSE if version >= 2 => {
                             let (checked, parts) =
                                 read_close(dict, &frame.payload, modules, streams)
                                     .map_err(corrupt)?;

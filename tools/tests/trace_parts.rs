@@ -246,3 +246,23 @@ fn a_reader_keeps_a_bounded_state_beside_the_parts_bytes() {
     let err = read_error(&parts_trace("one-fixup.jat", &[(1, 0)], 1));
     assert!(err.contains("fix-up"), "{err}");
 }
+
+/// A trace whose header still says version 2 but holds methods in parts (copied before the JIT
+/// wrote the header's byte again) reads whole: its long methods are read, never lost silently.
+#[test]
+fn parts_under_a_version_2_header_are_read() {
+    let (trace, _, _) = record("two", "100000", "two-v2");
+    let mut bytes = std::fs::read(&trace).unwrap();
+    assert_eq!(trace::open(&trace).unwrap().version(), 3);
+    let at = 9; // the header's version byte (docs/formats.md, "The container")
+    assert_eq!(bytes[at], 3, "the version byte");
+    bytes[at] = 2;
+    let old = tmp("two-v2-header.jat");
+    std::fs::write(&old, &bytes).unwrap();
+    assert_eq!(trace::open(&old).unwrap().version(), 2);
+    let (whole, _, _) = read_trace(&trace);
+    let (read, warnings, dropped) = read_trace(&old);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!((dropped, whole.len()), (0, 2));
+    assert_eq!(read, whole, "every method, its events and allocations");
+}
