@@ -740,7 +740,8 @@ fn csv_row(schema: &Schema, r: &MethodRecord, c: &MethodCounts) -> Vec<String> {
 }
 
 /// `dump --format jsonl`: one JSON object per line per method, its counts remapped to
-/// `schema` (the logs' union). Returns the readers' warnings.
+/// `schema` (the logs' union), then one per failed compile each log notes (`"failed": true`,
+/// its context, tier and name: no counts). Returns the readers' warnings.
 fn dump_jsonl(
     paths: &[PathBuf],
     union: &mut SchemaUnion,
@@ -750,12 +751,27 @@ fn dump_jsonl(
 ) -> Result<Vec<String>, Error> {
     let w = |e: std::io::Error| io_error(out_name, "write", &e);
     let mut counts = MethodCounts::default();
-    for_each_record(paths, |path, r| {
-        if !union.remap_sealed(&r.schema, &r.counts, &mut counts) {
-            return Err(changed_while_read(path));
+    let mut record = MethodRecord::default();
+    let hidden = Progress::hidden();
+    each_log(paths, &hidden, "", LogReader::open, |path, reader, read| {
+        while reader.next_into(&mut record)? {
+            if !union.remap_sealed(&record.schema, &record.counts, &mut counts) {
+                return Err(changed_while_read(path));
+            }
+            let line = jsonl_row(schema, &record, &counts);
+            writeln!(out, "{line}").map_err(w)?;
+            read.one();
         }
-        let line = jsonl_row(schema, r, &counts);
-        writeln!(out, "{line}").map_err(w)
+        for f in reader.failed_compiles() {
+            let line = json!({
+                "context": f.context,
+                "tier": f.tier.as_deref().unwrap_or(""),
+                "name": f.name.as_deref().unwrap_or(""),
+                "failed": true,
+            });
+            writeln!(out, "{line}").map_err(w)?;
+        }
+        Ok(())
     })
 }
 

@@ -72,6 +72,7 @@ fn gen_replay_stats_is_the_whole_flow() {
             "pages",
             "largest_alloc",
             "limit_hits",
+            "failed_compiles",
             "method_bytes",
             "tiers",
             "kinds",

@@ -147,5 +147,50 @@ fn a_merge_keeps_the_failed_compiles_of_its_shards() {
     );
     let (code, out, err) = cli(&["dump", s(&merged), "--format", "jsonl"]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out.lines().count(), 19, "every record kept: {out}");
+    let failed = out
+        .lines()
+        .filter(|l| l.contains("\"failed\":true"))
+        .count();
+    assert_eq!(
+        (out.lines().count() - failed, failed),
+        (19, 1),
+        "every record and the failed compile kept: {out}"
+    );
+}
+
+/// `stats` shows the failed compiles a log notes (which hold no record, so count in no other
+/// figure), in its text and its JSON.
+#[test]
+fn stats_show_the_failed_compiles() {
+    let path = shard("stats_failed.jas", 0..20, &[3, 7, 11]);
+    let (code, out, err) = cli(&["stats", s(&path)]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("failed compiles: 3"), "{out}");
+    assert!(out.contains("jitarena stats: 17 methods"), "{out}");
+    let (code, out, err) = cli(&["stats", s(&path), "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (doc["failed_compiles"].as_u64(), doc["methods"].as_u64()),
+        (Some(3), Some(17))
+    );
+}
+
+/// `dump --format jsonl` ends each log's records with its failed compiles, marked as such.
+#[test]
+fn dump_shows_the_failed_compiles() {
+    let path = shard("dump_failed.jas", 0..20, &[3, 7]);
+    let (code, out, err) = cli(&["dump", s(&path), "--format", "jsonl"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 20, "{out}");
+    let failed: Vec<i64> = rows
+        .iter()
+        .filter(|r| r["failed"] == true)
+        .map(|r| r["context"].as_i64().unwrap())
+        .collect();
+    assert_eq!(failed, [3, 7]);
 }

@@ -36,6 +36,13 @@ fn totals_text(o: &mut String, s: &Stats) {
         s.files,
         if s.files == 1 { "" } else { "s" }
     );
+    if s.failed_compiles > 0 {
+        let _ = writeln!(
+            o,
+            "failed compiles: {} (noted in the logs without a record: in none of the figures below)",
+            thousands(s.failed_compiles)
+        );
+    }
     let _ = writeln!(o);
     let _ = writeln!(
         o,
@@ -289,6 +296,7 @@ pub fn render_json(s: &Stats) -> String {
         "pages": s.pages,
         "largest_alloc": s.largest,
         "limit_hits": s.limit_hits,
+        "failed_compiles": s.failed_compiles,
         "method_bytes": {
             "p50": quantile(b, 0.5),
             "p90": quantile(b, 0.9),

@@ -83,6 +83,9 @@ pub struct Stats {
     pub largest: u64,
     /// Methods that hit their memory limit.
     pub limit_hits: u64,
+    /// Compiles the logs note as failed (`jitarena_method.failed`): no record, so in none of
+    /// the other figures.
+    pub failed_compiles: u64,
     /// Bytes requested per method, sorted.
     pub method_bytes: Vec<u64>,
     /// The largest methods, largest first.
@@ -281,6 +284,7 @@ impl Accumulator {
         self.stats
             .warnings
             .extend(reader.warnings().iter().cloned());
+        self.stats.failed_compiles += reader.failed_compiles().len() as u64;
         Ok(())
     }
 
@@ -414,6 +418,7 @@ impl Accumulator {
         add_checked(&mut s.pages, o.pages, path, "pages")?;
         s.largest = s.largest.max(o.largest);
         s.limit_hits += o.limit_hits;
+        s.failed_compiles += o.failed_compiles;
         s.method_bytes.extend(o.method_bytes);
         s.warnings.extend(o.warnings);
         for Reverse(ranked) in other.top {

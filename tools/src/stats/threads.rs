@@ -149,6 +149,7 @@ fn read_all(
         acc.flush_tier(&mut last, path)?;
         result?;
         acc.stats.warnings.extend(reader.warnings().iter().cloned());
+        acc.stats.failed_compiles += reader.failed_compiles().len() as u64;
     }
     feed.pass(&mut batch, first, &mut acc)?;
     let mut kept = std::mem::take(&mut feed.kept);
