@@ -22,7 +22,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use native::{link_program, run, valgrind_available, workspace_root};
+use native::{jit_static_lib, link_program, run, valgrind_available};
 
 /// Methods each run compiles: a heavy tail's worth (1 in 100 of thousands of statements), about
 /// 370 million instructions a run.
@@ -41,30 +41,6 @@ const TOLERANCE: f64 = 0.05;
 /// the run (gcc 12 measures -0.050 and +0.036, clang 14 -0.153 and +0.217: BENCHMARKS.md,
 /// "Fidelity"); held here with room, against regressions, where the target of 0.05 is missed.
 const WHOLE_GAP_BOUND: f64 = 0.5;
-
-/// The JIT's library (profile `jit`), as tests/whole_cost.rs builds it.
-fn jit_static_lib() -> PathBuf {
-    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let target_dir = tmp.parent().expect("the target directory").to_path_buf();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(workspace_root())
-        .args([
-            "build",
-            "--profile",
-            "jit",
-            "--quiet",
-            "-p",
-            "jitarena",
-            "--lib",
-        ])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .status()
-        .expect("run cargo build --profile jit");
-    assert!(status.success(), "cargo build --profile jit failed");
-    target_dir.join("jit/libjitarena.a")
-}
 
 /// Whether the figures can be taken here: valgrind, on the x86_64 Linux they were measured on.
 fn measurable() -> bool {

@@ -12,31 +12,7 @@ mod native;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use native::{link_program, valgrind_available, workspace_root};
-
-/// The JIT's library (profile `jit`), as tests/footprint.rs builds it.
-fn jit_static_lib() -> PathBuf {
-    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let target_dir = tmp.parent().expect("the target directory").to_path_buf();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(workspace_root())
-        .args([
-            "build",
-            "--profile",
-            "jit",
-            "--quiet",
-            "-p",
-            "jitarena",
-            "--lib",
-        ])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .status()
-        .expect("run cargo build --profile jit");
-    assert!(status.success(), "cargo build --profile jit failed");
-    target_dir.join("jit/libjitarena.a")
-}
+use native::{jit_static_lib, link_program, valgrind_available};
 
 /// Instructions a program runs under callgrind, and what it printed.
 fn instructions(program: &Path, args: &[&str]) -> (u64, String) {

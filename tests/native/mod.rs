@@ -125,3 +125,28 @@ pub fn valgrind_available() -> bool {
     }
     ok
 }
+
+/// The JIT's library (profile `jit`: the release build without unwinding), built into this
+/// target directory: the archive a JIT links (`target/jit/libjitarena.a`).
+pub fn jit_static_lib() -> PathBuf {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let target_dir = tmp.parent().expect("the target directory").to_path_buf();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args([
+            "build",
+            "--profile",
+            "jit",
+            "--quiet",
+            "-p",
+            "jitarena",
+            "--lib",
+        ])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .status()
+        .expect("run cargo build --profile jit");
+    assert!(status.success(), "cargo build --profile jit failed");
+    target_dir.join("jit/libjitarena.a")
+}
