@@ -642,8 +642,9 @@ static inline void* jitarena_alloc_slot(jitarena* arena, size_t size, jitarena_k
  * Allocates size bytes of kind `kind`. Returns memory aligned to JITARENA_ALIGN that overlaps
  * no other live allocation of any arena, or NULL when the arena is NULL, memory is exhausted,
  * the size cannot be represented or the limit would be exceeded; jitarena_failure() then says
- * why. A size of 0 returns a distinct block of JITARENA_ALIGN bytes. A kind >= kind_count is counted in the
- * invalid-kind bucket. The memory is uninitialised and stays valid until reset or destroy.
+ * why. A size of 0 returns a distinct block of JITARENA_ALIGN bytes. A kind >= kind_count is
+ * counted in the invalid-kind bucket. The memory is uninitialised and stays valid until reset
+ * or destroy.
  *
  * Fast path: jitarena_alloc_slot() with jitarena_kind_slot_of(kind), after a test of the arena
  * against NULL: a bump of the cursor, one counter addition, and a clamp of the kind that a

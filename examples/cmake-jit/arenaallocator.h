@@ -3,11 +3,13 @@
 // the memory kinds and gets pages from the host. docs/adopting.md walks through it. What changes:
 //
 // - ArenaAllocatorT::allocateMemory takes the kind's counter slot and is
-//   jitarena_alloc_slot_or: the rounding up (to 8; the .NET JIT's rounds to sizeof(size_t))
-//   and the pointer bump, inline, plus one addition to the kind's counter; a failure calls the
+//   jitarena_alloc_slot_or: the JIT's own rounding up (to sizeof(size_t)) and pointer bump, with
+//   every block where the JIT's arena puts it, inline, plus one addition to the kind's counter;
+//   a failure calls the
 //   traits' outOfMemory() (NOMEM()) from the caller's code, so nothing tests the result on the
 //   inline path.
-// - jitarena keeps the pages, so PageDescriptor, allocateNewPage and destroy's page walk go.
+// - jitarena keeps the pages (each starting with the JIT's three-word descriptor, reserved), so
+//   PageDescriptor, allocateNewPage and destroy's page walk go.
 // - Pages still come from the host (the traits' allocateHostMemory, which the .NET JIT's traits
 //   answer with g_jitHost->allocateSlab), through jitarena's page_alloc and page_free.
 // - The lifetime is the JIT's: a stack-local arena per method (jitNativeCode's), created once

@@ -56,7 +56,7 @@ typedef struct minijit_result {
     uint32_t spills;         /* virtual registers spilled to stack slots */
     int64_t checked_value;   /* the function evaluated on its test input, by the bytecode */
     uint32_t min_opts;       /* 1 when compiled in MinOpts after the optimized attempt failed */
-    uint64_t no_phase_bytes; /* arena bytes (rounded to 8) the JIT allocated outside every phase */
+    uint64_t no_phase_bytes; /* arena bytes (rounded to the pointer size) the JIT allocated outside every phase */
 } minijit_result;
 
 /** Starts the JIT (the .NET JIT's jitStartup): keeps `host`, which must outlive the JIT, and

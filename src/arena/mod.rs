@@ -84,7 +84,7 @@ impl Config {
         self
     }
 
-    /// Sets the page size in bytes (4 KiB to 1 GiB; a multiple of 8).
+    /// Sets the page size in bytes (4 KiB to 1 GiB; a multiple of the pointer size).
     pub fn page_size(mut self, bytes: usize) -> Config {
         self.page_size = bytes;
         self
@@ -151,7 +151,7 @@ pub(crate) fn check_page_size(bytes: usize) -> Result<(), Error> {
             message!(
                 "page size ",
                 bytes,
-                " is not a multiple of 8 between ",
+                " is not a multiple of the pointer size between ",
                 min,
                 " and ",
                 max
@@ -247,8 +247,8 @@ impl Arena {
         unsafe { &mut *self.raw.as_ptr() }
     }
 
-    /// Allocates `size` bytes of `kind`, aligned to the pointer size, uninitialised; the same fast path as the
-    /// C header's `jitarena_alloc`.
+    /// Allocates `size` bytes of `kind`, aligned to the pointer size, uninitialised; the same
+    /// fast path as the C header's `jitarena_alloc` for a size known at run time.
     #[inline]
     pub fn alloc_bytes(&self, size: usize, kind: Kind) -> Result<NonNull<u8>, Error> {
         let raw = self.raw_mut();

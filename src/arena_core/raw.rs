@@ -6,10 +6,9 @@
 //! path lives in `include/jitarena.h` (and its Rust twin in `Arena::alloc_bytes`); both move
 //! `head.cursor` up by the rounded size, towards the page's end (`head.limit`), add to the
 //! packed counter of the kind's slot (see [`super::kinds`]), and call [`RawArena::alloc_slow`]
-//! for everything else. The
-//! inline phase marks write the bytes used into the head's marks, read here
-//! ([`RawArena::settle`]) into bytes used per phase ([`super::phases`]); bytes per (phase, kind)
-//! are differences of the kind slots, taken at every mark of an arena that records them.
+//! for everything else. The inline phase marks write the bytes used into the head's marks, read
+//! here ([`RawArena::settle`]) into bytes used per phase ([`super::phases`]); bytes per (phase,
+//! kind) are differences of the kind slots, taken at every mark of an arena that records them.
 
 use std::alloc::Layout;
 use std::borrow::Cow;
