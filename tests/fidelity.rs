@@ -22,7 +22,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use native::{jit_static_lib, link_program, run, valgrind_available};
+use native::{annotated_sum, jit_static_lib, link_program, run, valgrind_available};
 
 /// Methods each run compiles: a heavy tail's worth (1 in 100 of thousands of statements), about
 /// 370 million instructions a run.
@@ -105,26 +105,9 @@ fn callgrind(program: &Path, change: &str) -> Run {
 /// The instructions callgrind counted inside the [`STRING_FUNCTIONS`] (their own, not what
 /// they call), from its output file.
 fn string_function_instructions(out_file: &Path) -> u64 {
-    let annotated = Command::new("callgrind_annotate")
-        .args(["--inclusive=no", "--auto=no", "--threshold=100"])
-        .arg(out_file)
-        .output()
-        .expect("run callgrind_annotate");
-    assert!(annotated.status.success(), "callgrind_annotate failed");
-    String::from_utf8_lossy(&annotated.stdout)
-        .lines()
-        .filter(|line| {
-            let function = line.split(':').nth(1).unwrap_or("");
-            STRING_FUNCTIONS.iter().any(|f| function.starts_with(f))
-        })
-        .filter_map(|line| {
-            line.split_whitespace()
-                .next()?
-                .replace(',', "")
-                .parse::<u64>()
-                .ok()
-        })
-        .sum()
+    annotated_sum(out_file, "--inclusive=no", |function| {
+        STRING_FUNCTIONS.iter().any(|f| function.starts_with(f))
+    })
 }
 
 /// Runs every (program, change) under callgrind, as many at once as the machine has cores;

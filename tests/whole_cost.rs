@@ -12,7 +12,7 @@ mod native;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use native::{jit_static_lib, link_program, valgrind_available};
+use native::{annotated_sum, jit_static_lib, link_program, valgrind_available};
 
 /// Instructions a program runs under callgrind, and what it printed.
 fn instructions(program: &Path, args: &[&str]) -> (u64, String) {
@@ -78,28 +78,6 @@ fn phase_function_instructions(program: &Path, args: &[&str]) -> u64 {
         function.starts_with("jitarena_phase_mark_slow")
     });
     own + slow
-}
-
-/// The sum of callgrind_annotate's counts (`mode`: inclusive or not) over the functions that
-/// `wanted` picks.
-fn annotated_sum(out_file: &Path, mode: &str, wanted: impl Fn(&str) -> bool) -> u64 {
-    let annotated = Command::new("callgrind_annotate")
-        .args([mode, "--auto=no", "--threshold=100"])
-        .arg(out_file)
-        .output()
-        .expect("run callgrind_annotate");
-    assert!(annotated.status.success(), "callgrind_annotate failed");
-    String::from_utf8_lossy(&annotated.stdout)
-        .lines()
-        .filter(|line| wanted(line.split(':').nth(1).unwrap_or("")))
-        .filter_map(|line| {
-            line.split_whitespace()
-                .next()?
-                .replace(',', "")
-                .parse::<u64>()
-                .ok()
-        })
-        .sum()
 }
 
 /// A count the program printed after `word`.

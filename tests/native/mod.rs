@@ -150,3 +150,25 @@ pub fn jit_static_lib() -> PathBuf {
     assert!(status.success(), "cargo build --profile jit failed");
     target_dir.join("jit/libjitarena.a")
 }
+
+/// The sum of callgrind_annotate's counts (`mode`: inclusive or not) over the functions that
+/// `wanted` picks.
+pub fn annotated_sum(out_file: &Path, mode: &str, wanted: impl Fn(&str) -> bool) -> u64 {
+    let annotated = Command::new("callgrind_annotate")
+        .args([mode, "--auto=no", "--threshold=100"])
+        .arg(out_file)
+        .output()
+        .expect("run callgrind_annotate");
+    assert!(annotated.status.success(), "callgrind_annotate failed");
+    String::from_utf8_lossy(&annotated.stdout)
+        .lines()
+        .filter(|line| wanted(line.split(':').nth(1).unwrap_or("")))
+        .filter_map(|line| {
+            line.split_whitespace()
+                .next()?
+                .replace(',', "")
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
